@@ -1,0 +1,3 @@
+//! shellgate: a security policy engine for the bash commands that AI agents run.
+
+pub mod shell;
