@@ -1,1 +1,207 @@
-fn main() {}
+//! `policy-check`: check commands against a shellgate policy, test policies, explain decisions.
+//!
+//! Exit codes: 0 every command allowed (or the policy's examples pass), 1 a command was denied
+//! or needs approval (or an example failed), 2 a usage error or an unreadable/invalid policy.
+
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use shellgate::{report, Context, Decision, Policy, Verdict};
+
+#[derive(Parser)]
+#[command(name = "policy-check", version, about = "Check bash commands against a shellgate policy")]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum Format {
+    Text,
+    Json,
+}
+
+#[derive(clap::Args)]
+struct PolicyArgs {
+    /// A policy file, or a shipped policy name (`read-only`, `developer`). Default: read-only.
+    #[arg(long, short = 'p')]
+    policy: Option<String>,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Check commands: given as arguments, or as JSON lines on stdin (a string, or an object
+    /// with a "command" string). Exit 0 if all are allowed, 1 if any is denied or asks.
+    Check {
+        #[command(flatten)]
+        policy: PolicyArgs,
+        /// Workspace root and working directory for path rules (default: current directory).
+        #[arg(long)]
+        cwd: Option<PathBuf>,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+        /// Commands to check (each one argument). Without any, read JSON lines from stdin.
+        #[arg(last = false, trailing_var_arg = true, allow_hyphen_values = true)]
+        commands: Vec<String>,
+    },
+    /// Run a policy's [examples]; exit 1 if one fails.
+    Test {
+        #[command(flatten)]
+        policy: PolicyArgs,
+    },
+    /// Explain the decision for one command, with carets under each reason.
+    Explain {
+        #[command(flatten)]
+        policy: PolicyArgs,
+        /// Workspace root and working directory for path rules (default: current directory).
+        #[arg(long)]
+        cwd: Option<PathBuf>,
+        /// The command.
+        command: String,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(msg) => {
+            eprintln!("policy-check: {msg}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn load(args: &PolicyArgs) -> Result<Policy, String> {
+    let spec = match &args.policy {
+        Some(p) => p.as_str(),
+        None => {
+            eprintln!("policy-check: no --policy given; using the shipped read-only policy");
+            "read-only"
+        }
+    };
+    Policy::from_name_or_file(spec).map_err(|e| e.to_string())
+}
+
+fn context(cwd: Option<PathBuf>) -> Result<Context, String> {
+    let dir = match cwd {
+        Some(d) => d,
+        None => std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?,
+    };
+    Ok(Context::new(dir))
+}
+
+fn run(cli: Cli) -> Result<u8, String> {
+    match cli.command {
+        Cmd::Check { policy, cwd, format, commands } => {
+            let policy = load(&policy)?;
+            let ctx = context(cwd)?;
+            check(&policy, &ctx, format, commands)
+        }
+        Cmd::Test { policy } => {
+            // Loading already checks the examples; a failing one is an invalid policy (exit 2)
+            // there, but here it is the test result (exit 1).
+            let spec = policy.policy.as_deref().unwrap_or("read-only");
+            match Policy::from_name_or_file(spec) {
+                Ok(p) => {
+                    println!("{}: {} example(s) passed", spec, p.examples.len());
+                    Ok(0)
+                }
+                Err(e) => {
+                    let failing: Vec<_> = e.diagnostics().iter().filter(|d| d.code == "policy-example-failed").collect();
+                    if failing.is_empty() || failing.len() != e.diagnostics().len() {
+                        return Err(e.to_string());
+                    }
+                    for d in failing {
+                        println!("{d}");
+                    }
+                    Ok(1)
+                }
+            }
+        }
+        Cmd::Explain { policy, cwd, command } => {
+            let policy = load(&policy)?;
+            let ctx = context(cwd)?;
+            let d = policy.evaluate(&ctx, &command);
+            print!("{}", report::human(&command, &d, false));
+            Ok(exit_for(d.verdict))
+        }
+    }
+}
+
+fn exit_for(v: Verdict) -> u8 {
+    if v == Verdict::Allow {
+        0
+    } else {
+        1
+    }
+}
+
+fn emit(out: &mut impl Write, format: Format, command: &str, d: &Decision) -> Result<(), String> {
+    let text = match format {
+        Format::Json => format!("{}\n", report::json_line(command, d)),
+        Format::Text => report::human(command, d, false),
+    };
+    out.write_all(text.as_bytes()).map_err(|e| format!("cannot write output: {e}"))
+}
+
+fn check(policy: &Policy, ctx: &Context, format: Format, commands: Vec<String>) -> Result<u8, String> {
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let mut worst = Verdict::Allow;
+    if !commands.is_empty() {
+        for c in &commands {
+            let d = policy.evaluate(ctx, c);
+            worst = worst.max(d.verdict);
+            emit(&mut out, format, c, &d)?;
+        }
+        return Ok(exit_for(worst));
+    }
+    let stdin = std::io::stdin();
+    let mut bad_input = false;
+    for (n, line) in stdin.lock().split(b'\n').enumerate() {
+        let line = line.map_err(|e| format!("cannot read stdin: {e}"))?;
+        let lineno = n + 1;
+        let Ok(text) = std::str::from_utf8(&line) else {
+            eprintln!("policy-check: stdin:{lineno}: not valid UTF-8");
+            bad_input = true;
+            continue;
+        };
+        let text = text.trim();
+        if text.is_empty() {
+            continue;
+        }
+        let command = match serde_json::from_str::<serde_json::Value>(text) {
+            Ok(serde_json::Value::String(s)) => s,
+            Ok(serde_json::Value::Object(o)) => match o.get("command") {
+                Some(serde_json::Value::String(s)) => s.clone(),
+                _ => {
+                    eprintln!("policy-check: stdin:{lineno}: object has no \"command\" string");
+                    bad_input = true;
+                    continue;
+                }
+            },
+            Ok(_) => {
+                eprintln!("policy-check: stdin:{lineno}: expected a JSON string or an object with \"command\"");
+                bad_input = true;
+                continue;
+            }
+            Err(e) => {
+                eprintln!("policy-check: stdin:{lineno}: invalid JSON: {e}");
+                bad_input = true;
+                continue;
+            }
+        };
+        let d = policy.evaluate(ctx, &command);
+        worst = worst.max(d.verdict);
+        emit(&mut out, format, &command, &d)?;
+    }
+    out.flush().map_err(|e| format!("cannot write output: {e}"))?;
+    if bad_input {
+        return Ok(2);
+    }
+    Ok(exit_for(worst))
+}

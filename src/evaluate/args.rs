@@ -1,0 +1,470 @@
+//! Arguments of a program: options (clusters `-rf`, glued values `-ofile`, `--opt=value`,
+//! GNU abbreviations `--out`), subcommands, and typed operands.
+
+use std::collections::BTreeSet;
+
+use super::Eval;
+use crate::policy::{ArgKind, ProgramRule, Verdict};
+use crate::shell::{Param, Span, Word, WordPart};
+
+/// A word standing for arguments only known at run time (what `xargs` reads, find's `{}`).
+pub(super) fn stdin_word(span: Span) -> Word {
+    Word {
+        span,
+        parts: vec![WordPart::Param(Param {
+            name: "@".into(),
+            span,
+            indirect: false,
+            operator: None,
+            subscript: None,
+            words: Vec::new(),
+            arithmetic: Vec::new(),
+        })],
+    }
+}
+
+/// The value of an option: a separate word, or glued text in the option's own word.
+enum Value<'w> {
+    Word(&'w Word),
+    Glued(String, Span),
+}
+
+struct Parsed<'w> {
+    operands: Vec<&'w Word>,
+    seen: BTreeSet<String>,
+    write_mode: bool,
+    pattern_given: bool,
+}
+
+impl Eval<'_> {
+    /// Check `args` of a program under `rule`. `name_span` is the program word.
+    pub(super) fn args(&mut self, rule: &ProgramRule, args: &[Word], name_span: Span, cmd_span: Span) {
+        if rule.verdict != Verdict::Allow {
+            let msg = rule.message.clone().unwrap_or_else(|| format!("`{}` is {} by the policy", rule.name, verdict_word(rule.verdict)));
+            let code = if rule.verdict == Verdict::Deny { "program-denied" } else { "program-ask" };
+            self.reason(code, rule.verdict, Some(&rule.rule), msg, name_span);
+            if rule.verdict == Verdict::Deny {
+                return;
+            }
+        }
+        // find's -exec family runs a payload: unwrap it if the policy allows, else refuse.
+        let args: Vec<Word> = if rule.name == "find" { self.find_exec(rule, args) } else { args.to_vec() };
+        let args = &args[..];
+        let has_subcommands = !rule.subcommands.is_empty();
+        let restricted = !rule.deny_options.is_empty()
+            || !rule.ask_options.is_empty()
+            || rule.allow_options.is_some()
+            || !rule.option_kinds.values().all(|k| k.is_inert())
+            || has_subcommands
+            || !rule.args.is_empty();
+        let mut p = Parsed { operands: Vec::new(), seen: BTreeSet::new(), write_mode: false, pattern_given: false };
+        let mut after_dd = false;
+        let mut sub_rest = args.len();
+        let mut i = 0;
+        while i < args.len() {
+            let w = &args[i];
+            i += 1;
+            let Some(s) = w.static_value() else {
+                if !after_dd {
+                    self.dynamic_arg(rule, w, restricted);
+                }
+                p.operands.push(w);
+                if has_subcommands && p.operands.len() == 1 {
+                    sub_rest = i;
+                    break;
+                }
+                continue;
+            };
+            for ar in &rule.args {
+                if ar.pattern.is_match(&s) {
+                    let msg = ar.message.clone().unwrap_or_else(|| format!("`{s}` is {} for `{}`", verdict_word(ar.verdict), rule.name));
+                    let code = if ar.verdict == Verdict::Deny { "argument-denied" } else { "argument-ask" };
+                    self.reason(code, ar.verdict, Some(&ar.rule), msg, w.span);
+                }
+            }
+            if after_dd || s == "-" || !s.starts_with('-') || s.len() < 2 {
+                p.operands.push(w);
+                if has_subcommands && p.operands.len() == 1 {
+                    sub_rest = i;
+                    break;
+                }
+                continue;
+            }
+            if s == "--" {
+                after_dd = true;
+                continue;
+            }
+            if rule.single_dash_long || s.starts_with("--") {
+                let (name, glued) = match s.split_once('=') {
+                    Some((n, v)) => (n.to_string(), Some(v.to_string())),
+                    None => (s.clone(), None),
+                };
+                let canonical = self.resolve_long(rule, &name);
+                let value = match glued {
+                    Some(v) => Some(Value::Glued(v, w.span)),
+                    None if rule.options_with_value.contains(&canonical) => {
+                        let v = args.get(i).map(Value::Word);
+                        i += 1;
+                        v
+                    }
+                    None => None,
+                };
+                self.option(rule, &canonical, &name, value, w.span, &mut p);
+                continue;
+            }
+            // A cluster of short options: `-rf`, `-n5`, `-ofile`.
+            let chars: Vec<(usize, char)> = s.char_indices().skip(1).collect();
+            for &(at, c) in &chars {
+                let opt = format!("-{c}");
+                let rest = &s[at + c.len_utf8()..];
+                if rule.options_with_value.contains(&opt) {
+                    let value = if rest.is_empty() {
+                        let v = args.get(i).map(Value::Word);
+                        i += 1;
+                        v
+                    } else {
+                        Some(Value::Glued(rest.to_string(), w.span))
+                    };
+                    self.option(rule, &opt, &opt, value, w.span, &mut p);
+                    break;
+                }
+                if rule.options_with_optional_value.contains(&opt) {
+                    let value = (!rest.is_empty()).then(|| Value::Glued(rest.to_string(), w.span));
+                    self.option(rule, &opt, &opt, value, w.span, &mut p);
+                    break;
+                }
+                self.option(rule, &opt, &opt, None, w.span, &mut p);
+            }
+        }
+        if has_subcommands {
+            let sub_word = p.operands.first().copied();
+            match sub_word.and_then(Word::static_value) {
+                Some(sub) => {
+                    let rest_start = sub_rest;
+                    self.check_required(rule, &p, name_span);
+                    match rule.subcommands.get(&sub) {
+                        Some(sub_rule) => {
+                            let span = sub_word.map_or(name_span, |w| w.span);
+                            self.args(sub_rule, &args[rest_start..], span, cmd_span)
+                        }
+                        None => {
+                            let msg = format!(
+                                "`{} {sub}` is not an allowed subcommand (allowed: {})",
+                                rule.name,
+                                rule.subcommands.keys().cloned().collect::<Vec<_>>().join(", ")
+                            );
+                            let span = sub_word.map_or(name_span, |w| w.span);
+                            self.reason("subcommand-not-allowed", rule.unknown_subcommand, Some(&rule.rule), msg, span);
+                        }
+                    }
+                }
+                None if sub_word.is_some() => {
+                    let span = sub_word.map_or(name_span, |w| w.span);
+                    self.reason("dynamic-argument", Verdict::Deny, Some(&rule.rule), format!("the subcommand of `{}` is not known before it runs", rule.name), span);
+                }
+                None => {
+                    let msg = format!("`{}` without a subcommand is not allowed", rule.name);
+                    self.reason("subcommand-not-allowed", rule.unknown_subcommand, Some(&rule.rule), msg, name_span);
+                }
+            }
+            return;
+        }
+        self.check_required(rule, &p, name_span);
+        let count = p.operands.len();
+        if count < rule.min_operands {
+            self.reason(
+                "missing-operand",
+                Verdict::Deny,
+                Some(&rule.rule),
+                format!("`{}` needs at least {} operand(s) here", rule.name, rule.min_operands),
+                name_span,
+            );
+        }
+        let mut spec = rule.operands.clone();
+        if p.pattern_given && spec.head.first().is_some_and(|k| matches!(k, ArgKind::Pattern | ArgKind::SedScript | ArgKind::AwkProgram)) {
+            spec.head.remove(0);
+        }
+        let mut cd_target = None;
+        for (idx, w) in p.operands.iter().enumerate() {
+            let Some(mut kind) = spec.kind_of(idx, count) else {
+                self.reason(
+                    "too-many-operands",
+                    Verdict::Deny,
+                    Some(&rule.rule),
+                    format!("`{}` does not take this many operands (an extra one may be an output file)", rule.name),
+                    w.span,
+                );
+                continue;
+            };
+            if p.write_mode && kind == ArgKind::PathRead {
+                kind = ArgKind::PathWrite;
+            }
+            let resolved = self.value(rule, kind, Value::Word(w));
+            if rule.name == "cd" {
+                cd_target = resolved;
+            }
+        }
+        if let Some(dir) = cd_target {
+            if !self.cwds.contains(&dir) {
+                self.cwds.push(dir);
+            }
+        }
+        let _ = cmd_span;
+    }
+
+    fn check_required(&mut self, rule: &ProgramRule, p: &Parsed, span: Span) {
+        if !rule.required_options.is_empty() && rule.required_options.is_disjoint(&p.seen) {
+            let want = rule.required_options.iter().cloned().collect::<Vec<_>>().join(", ");
+            self.reason(
+                "option-required",
+                Verdict::Deny,
+                Some(&rule.rule),
+                format!("`{}` is allowed only with {want}", rule.name),
+                span,
+            );
+        }
+    }
+
+    /// A long option as written, resolved to the option it abbreviates (GNU getopt accepts
+    /// any unambiguous prefix: `--out` is `--output`). Ambiguous or unknown names stay as they are.
+    fn resolve_long(&self, rule: &ProgramRule, name: &str) -> String {
+        if !name.starts_with("--") || name.len() < 3 {
+            return name.to_string();
+        }
+        let known = rule
+            .options_with_value
+            .iter()
+            .chain(&rule.options_with_optional_value)
+            .chain(&rule.deny_options)
+            .chain(&rule.ask_options)
+            .chain(rule.option_kinds.keys())
+            .chain(rule.allow_options.iter().flatten())
+            .chain(&rule.write_options)
+            .chain(&rule.pattern_options);
+        let mut found: Option<&String> = None;
+        for k in known {
+            if k == name {
+                return name.to_string();
+            }
+            if k.starts_with(name) && k.starts_with("--") {
+                match found {
+                    Some(f) if f != k => return name.to_string(),
+                    _ => found = Some(k),
+                }
+            }
+        }
+        found.cloned().unwrap_or_else(|| name.to_string())
+    }
+
+    fn option(&mut self, rule: &ProgramRule, name: &str, written: &str, value: Option<Value>, span: Span, p: &mut Parsed) {
+        p.seen.insert(name.to_string());
+        let denied_by_prefix = written.starts_with("--")
+            && written.len() >= 4
+            && rule.deny_options.iter().any(|d| d.starts_with("--") && d.starts_with(written));
+        let extra = rule.options_message.clone().or_else(|| rule.message.clone());
+        let with_extra = |m: String| match &extra {
+            Some(e) => format!("{m}: {e}"),
+            None => m,
+        };
+        if rule.deny_options.contains(name) || denied_by_prefix {
+            let m = with_extra(format!("option `{written}` of `{}` is denied", rule.name));
+            self.reason("option-denied", Verdict::Deny, Some(&rule.rule), m, span);
+        } else if rule.ask_options.contains(name) {
+            let m = with_extra(format!("option `{written}` of `{}` needs approval", rule.name));
+            self.reason("option-ask", Verdict::Ask, Some(&rule.rule), m, span);
+        } else if let Some(allowed) = &rule.allow_options {
+            if !allowed.contains(name) {
+                let list = allowed.iter().cloned().collect::<Vec<_>>().join(" ");
+                let m = with_extra(format!("option `{written}` of `{}` is not allowed (allowed: {list})", rule.name));
+                self.reason("option-not-allowed", Verdict::Deny, Some(&rule.rule), m, span);
+            }
+        }
+        if rule.write_options.contains(name) {
+            p.write_mode = true;
+        }
+        if rule.pattern_options.contains(name) {
+            p.pattern_given = true;
+        }
+        let Some(value) = value else {
+            if rule.options_with_value.contains(name) {
+                self.reason("missing-operand", Verdict::Deny, Some(&rule.rule), format!("option `{written}` needs a value"), span);
+            }
+            return;
+        };
+        if let Some(re) = rule.option_values.get(name) {
+            let v = match &value {
+                Value::Word(w) => w.static_value(),
+                Value::Glued(s, _) => Some(s.clone()),
+            };
+            if !v.as_deref().is_some_and(|v| re.is_match(v)) {
+                let m = with_extra(format!("this value of `{written}` is not allowed for `{}` (must match `{}`)", rule.name, re.as_str()));
+                let vspan = match &value {
+                    Value::Word(w) => w.span,
+                    Value::Glued(_, s) => *s,
+                };
+                self.reason("option-value-denied", Verdict::Deny, Some(&rule.rule), m, vspan);
+            }
+        }
+        let kind = rule.option_kinds.get(name).copied().unwrap_or(ArgKind::Text);
+        self.value(rule, kind, value);
+    }
+
+    /// Check one value of a given kind; returns the resolved path for path kinds.
+    fn value(&mut self, rule: &ProgramRule, kind: ArgKind, value: Value) -> Option<std::path::PathBuf> {
+        let (text, span, word) = match &value {
+            Value::Word(w) => (w.static_value(), w.span, Some(*w)),
+            Value::Glued(s, sp) => (Some(s.clone()), *sp, None),
+        };
+        match kind {
+            ArgKind::Text | ArgKind::Pattern => None,
+            ArgKind::PathRead | ArgKind::PathWrite => {
+                let write = kind == ArgKind::PathWrite;
+                match word {
+                    Some(w) => self.path(w, write),
+                    None => {
+                        let w = Word { span, parts: vec![WordPart::Literal(text.unwrap_or_default())] };
+                        self.path(&w, write)
+                    }
+                }
+            }
+            ArgKind::Variable => {
+                match text {
+                    Some(name) if super::is_identifier(&name) => self.env_name(&name, span),
+                    _ => self.reason(
+                        "variable-name",
+                        Verdict::Deny,
+                        Some(&rule.rule),
+                        format!("`{}` assigns a variable whose name is not a plain static name", rule.name),
+                        span,
+                    ),
+                }
+                None
+            }
+            ArgKind::Assignment => {
+                match text {
+                    Some(t) => {
+                        let name = t.split('=').next().unwrap_or_default().trim_end_matches('+');
+                        if super::is_identifier(name) {
+                            self.env_name(name, span);
+                        } else {
+                            self.reason(
+                                "variable-name",
+                                Verdict::Deny,
+                                Some(&rule.rule),
+                                format!("`{}` of `{name}` (not a plain variable name) cannot be checked", rule.name),
+                                span,
+                            );
+                        }
+                    }
+                    None => self.reason(
+                        "variable-name",
+                        Verdict::Deny,
+                        Some(&rule.rule),
+                        format!("`{}` with an assignment that is not known before it runs", rule.name),
+                        span,
+                    ),
+                }
+                None
+            }
+            ArgKind::SedScript | ArgKind::AwkProgram => {
+                let check = if kind == ArgKind::SedScript { super::check_sed } else { super::check_awk };
+                let code = if kind == ArgKind::SedScript { "sed-script" } else { "awk-program" };
+                match text {
+                    Some(t) => {
+                        if let Err(why) = check(&t) {
+                            self.reason(code, Verdict::Deny, Some(&rule.rule), format!("{why}; `{}` may only read", rule.name), span);
+                        }
+                    }
+                    None => self.reason(
+                        code,
+                        Verdict::Deny,
+                        Some(&rule.rule),
+                        format!("the `{}` program is not known before it runs", rule.name),
+                        span,
+                    ),
+                }
+                None
+            }
+        }
+    }
+
+    /// An argument without a static value where options are restricted: it could expand to
+    /// a denied option, or to several words.
+    fn dynamic_arg(&mut self, rule: &ProgramRule, w: &Word, restricted: bool) {
+        let starts_with_glob = matches!(w.parts.first(), Some(WordPart::Glob(_)));
+        let glob_only = w.glob_pattern().is_some();
+        if glob_only && !starts_with_glob {
+            return; // `src/*.rs` cannot expand to an option.
+        }
+        if !restricted {
+            return;
+        }
+        let s = self.policy.shell.dynamic_arguments.clone();
+        let msg = if glob_only {
+            format!("the glob could expand to a file named like an option of `{}`; write `./` before it", rule.name)
+        } else {
+            format!("an argument of `{}` is not known before it runs and could be an option", rule.name)
+        };
+        self.setting("dynamic-argument", &s, msg, w.span);
+    }
+
+    /// Split find's `-exec CMD ... ;` / `-ok` / `-execdir` / `-okdir` payloads out of `args`,
+    /// checking each as a command (when `find` is an allowed wrapper) or refusing it.
+    fn find_exec(&mut self, rule: &ProgramRule, args: &[Word]) -> Vec<Word> {
+        const EXEC: &[&str] = &["-exec", "-execdir", "-ok", "-okdir"];
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < args.len() {
+            let s = args[i].static_value();
+            if !s.as_deref().is_some_and(|s| EXEC.contains(&s)) {
+                out.push(args[i].clone());
+                i += 1;
+                continue;
+            }
+            let start = i;
+            let opt = s.unwrap_or_default();
+            i += 1;
+            let mut payload = Vec::new();
+            let mut closed = false;
+            while i < args.len() {
+                match args[i].static_value().as_deref() {
+                    Some(";") | Some("+") => {
+                        closed = true;
+                        i += 1;
+                        break;
+                    }
+                    Some("{}") => payload.push(stdin_word(args[i].span)),
+                    _ => payload.push(args[i].clone()),
+                }
+                i += 1;
+            }
+            let span = args[start].span.join(args[i.saturating_sub(1).min(args.len() - 1)].span);
+            // The option itself still goes through the rule (so a policy can deny it).
+            out.push(args[start].clone());
+            if rule.deny_options.contains(&opt) {
+                continue;
+            }
+            let allowed = self.policy.wrappers.allow.contains_key("find") || self.policy.wrappers.ask.contains_key("find");
+            if !allowed {
+                self.reason("wrapper-denied", Verdict::Deny, None, format!("`find {opt}` runs another command and find is not an allowed wrapper"), span);
+            } else if !closed || payload.is_empty() {
+                self.reason("wrapper-unverifiable", Verdict::Deny, None, format!("`find {opt}` without a complete command"), span);
+            } else {
+                if self.policy.wrappers.ask.contains_key("find") {
+                    let r = self.policy.wrappers.ask.get("find").cloned();
+                    self.reason("wrapper-ask", Verdict::Ask, r.as_ref(), format!("`find {opt}` needs approval"), span);
+                }
+                self.program(&payload, span);
+            }
+        }
+        out
+    }
+}
+
+fn verdict_word(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Allow => "allowed",
+        Verdict::Ask => "subject to approval",
+        Verdict::Deny => "denied",
+    }
+}

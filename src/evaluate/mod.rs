@@ -1,0 +1,623 @@
+//! Evaluation: IR + compiled policy + context → [`Decision`].
+//!
+//! Everything a command would execute or change is visited: every simple command at any
+//! depth, every word's substitutions, every assignment, every redirection, and the payloads of
+//! wrappers. Each finding that is not an allow becomes a [`Reason`]; the strictest verdict wins.
+
+mod args;
+mod paths;
+mod scripts;
+pub mod wrappers;
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::policy::{Policy, RuleRef, Setting, Verdict};
+use crate::shell::{self, Arithmetic, Assignment, Command, Param, Redirect, RedirectOp, Script, SimpleCommand, Span, Word, WordPart};
+
+pub use paths::{normalize, resolve, Resolved};
+pub use scripts::{check_awk, check_sed};
+
+/// Where a command runs: its working directory, the workspace roots, and the home directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Context {
+    /// The session's current working directory (absolute).
+    pub cwd: PathBuf,
+    /// The workspace roots that `{workspace}` in path rules stands for.
+    pub workspace: Vec<PathBuf>,
+    /// The home directory that `~`, `$HOME` and `{home}` stand for.
+    pub home: PathBuf,
+}
+
+impl Context {
+    /// A context whose workspace and working directory are `root` (made absolute and
+    /// normalised lexically), with `HOME` from the environment (or `/root`).
+    pub fn new(root: impl AsRef<Path>) -> Context {
+        let root = absolute(root.as_ref());
+        let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/root"));
+        Context { cwd: root.clone(), workspace: vec![root], home: absolute(&home) }
+    }
+
+    /// The context policy examples are checked in: workspace `/workspace`, home `/home/user`.
+    pub fn example() -> Context {
+        Context {
+            cwd: PathBuf::from("/workspace"),
+            workspace: vec![PathBuf::from("/workspace")],
+            home: PathBuf::from("/home/user"),
+        }
+    }
+
+    /// The same context with another working directory (relative ones resolve against the
+    /// current one).
+    pub fn with_cwd(mut self, cwd: impl AsRef<Path>) -> Context {
+        self.cwd = normalize(&self.cwd.join(cwd));
+        self
+    }
+}
+
+fn absolute(p: &Path) -> PathBuf {
+    if p.is_absolute() {
+        normalize(p)
+    } else {
+        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+        normalize(&cwd.join(p))
+    }
+}
+
+/// One finding: why (part of) a command is not simply allowed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Reason {
+    /// Stable kebab-case code, such as `program-not-allowed` (see the README for the list).
+    pub code: &'static str,
+    /// What this finding alone decides.
+    pub verdict: Verdict,
+    /// The policy rule responsible, when one is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<RuleRef>,
+    /// A short explanation the model can act on.
+    pub message: String,
+    /// The bytes of the command it is about.
+    #[serde(serialize_with = "span_pair")]
+    pub span: Span,
+}
+
+fn span_pair<S: serde::Serializer>(span: &Span, s: S) -> Result<S::Ok, S::Error> {
+    [span.start, span.end].serialize(s)
+}
+
+/// The outcome of evaluating one command.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Decision {
+    /// The strictest verdict over everything the command contains.
+    pub verdict: Verdict,
+    /// Every finding that is not an allow, in source order.
+    pub reasons: Vec<Reason>,
+}
+
+impl Decision {
+    /// Whether the command may run without asking.
+    pub fn is_allowed(&self) -> bool {
+        self.verdict == Verdict::Allow
+    }
+}
+
+impl Policy {
+    /// Evaluate `command` in `ctx`. Never panics: an internal failure is a denial.
+    pub fn evaluate(&self, ctx: &Context, command: &str) -> Decision {
+        evaluate(self, ctx, command)
+    }
+}
+
+/// Evaluate `command` under `policy` in `ctx`. Fail-closed: a parse error, a limit, or an
+/// internal panic is a denial with a reason.
+pub fn evaluate(policy: &Policy, ctx: &Context, command: &str) -> Decision {
+    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut ev = Eval::new(policy, ctx, command);
+        ev.top(command);
+        ev.finish()
+    }));
+    run.unwrap_or_else(|_| Decision {
+        verdict: Verdict::Deny,
+        reasons: vec![Reason {
+            code: "internal-error",
+            verdict: Verdict::Deny,
+            rule: None,
+            message: "shellgate failed while checking this command; it is refused".into(),
+            span: Span::new(0, command.len()),
+        }],
+    })
+}
+
+/// How spans of a re-parsed payload map back to the input.
+#[derive(Debug, Clone, Copy)]
+enum SpanMap {
+    /// Add this offset.
+    Offset(usize),
+    /// Every span becomes this one (the payload is not a verbatim slice of the input).
+    Collapse(Span),
+}
+
+struct Eval<'a> {
+    policy: &'a Policy,
+    ctx: &'a Context,
+    reasons: Vec<Reason>,
+    commands: usize,
+    /// Working directories relative paths may be resolved against: the session's, plus every
+    /// directory a `cd` earlier in the command may have moved to.
+    cwds: Vec<PathBuf>,
+    map: SpanMap,
+    nesting: usize,
+    input_len: usize,
+}
+
+impl<'a> Eval<'a> {
+    fn new(policy: &'a Policy, ctx: &'a Context, command: &str) -> Self {
+        Eval {
+            policy,
+            ctx,
+            reasons: Vec::new(),
+            commands: 0,
+            cwds: vec![ctx.cwd.clone()],
+            map: SpanMap::Offset(0),
+            nesting: 0,
+            input_len: command.len(),
+        }
+    }
+
+    fn finish(mut self) -> Decision {
+        self.reasons.sort_by_key(|r| (r.span.start, r.span.end));
+        self.reasons.dedup_by(|a, b| a.code == b.code && a.span == b.span && a.message == b.message);
+        let verdict = self.reasons.iter().map(|r| r.verdict).max().unwrap_or(Verdict::Allow);
+        Decision { verdict, reasons: self.reasons }
+    }
+
+    fn span(&self, s: Span) -> Span {
+        let mapped = match self.map {
+            SpanMap::Offset(o) => s.offset(o),
+            SpanMap::Collapse(c) => c,
+        };
+        Span::new(mapped.start.min(self.input_len), mapped.end.min(self.input_len))
+    }
+
+    fn reason(&mut self, code: &'static str, verdict: Verdict, rule: Option<&RuleRef>, message: String, span: Span) {
+        if verdict == Verdict::Allow {
+            return;
+        }
+        let span = self.span(span);
+        self.reasons.push(Reason { code, verdict, rule: rule.cloned(), message, span });
+    }
+
+    fn setting(&mut self, code: &'static str, setting: &Setting, message: String, span: Span) {
+        self.reason(code, setting.verdict, Some(&setting.rule), message, span);
+    }
+
+    fn top(&mut self, command: &str) {
+        let limits = shell::Limits {
+            max_bytes: self.policy.limits.max_bytes,
+            max_depth: self.policy.limits.max_depth,
+            ..shell::Limits::default()
+        };
+        match shell::parse_with(command, &limits) {
+            Ok(script) => self.script(&script),
+            Err(e) => self.reason(
+                e.kind.code(),
+                Verdict::Deny,
+                None,
+                format!("the command cannot be checked: {}", e.message),
+                e.span,
+            ),
+        }
+    }
+
+    /// Parse and check a payload (`bash -c`, `eval`).
+    fn payload(&mut self, text: &str, span: Span, offset: Option<usize>) {
+        if self.nesting >= self.policy.limits.max_nesting {
+            self.reason(
+                "nesting-limit",
+                Verdict::Deny,
+                None,
+                format!("commands nested more than {} levels deep cannot be checked", self.policy.limits.max_nesting),
+                span,
+            );
+            return;
+        }
+        let saved = self.map;
+        self.map = match (offset, saved) {
+            (Some(o), SpanMap::Offset(base)) => SpanMap::Offset(base + o),
+            _ => SpanMap::Collapse(self.span(span)),
+        };
+        // A nested parse error must point at the payload, whatever the mapping.
+        self.nesting += 1;
+        let limits = shell::Limits {
+            max_bytes: self.policy.limits.max_bytes,
+            max_depth: self.policy.limits.max_depth,
+            ..shell::Limits::default()
+        };
+        match shell::parse_with(text, &limits) {
+            Ok(script) => self.script(&script),
+            Err(e) => self.reason(
+                e.kind.code(),
+                Verdict::Deny,
+                None,
+                format!("the nested command cannot be checked: {}", e.message),
+                e.span,
+            ),
+        }
+        self.nesting -= 1;
+        self.map = saved;
+    }
+
+    fn script(&mut self, script: &Script) {
+        for cmd in &script.commands {
+            self.command(cmd);
+        }
+    }
+
+    fn command(&mut self, cmd: &Command) {
+        match cmd {
+            Command::Simple(c) => self.simple(c),
+            Command::Compound(c) => {
+                for w in &c.words {
+                    self.word(w);
+                }
+                for a in &c.arithmetic {
+                    self.arithmetic(a);
+                }
+                for a in &c.assignments {
+                    self.assignment(a);
+                }
+                for r in &c.redirects {
+                    self.redirect(r);
+                }
+                if c.background {
+                    let s = self.policy.shell.background.clone();
+                    self.setting("background", &s, "runs a command in the background".into(), c.span);
+                }
+                self.script(&c.body);
+            }
+            Command::Function(f) => {
+                let s = self.policy.shell.functions.clone();
+                self.setting(
+                    "function-definition",
+                    &s,
+                    format!("defines the function `{}`, which changes what later commands mean", f.name),
+                    f.name_span,
+                );
+                for r in &f.redirects {
+                    self.redirect(r);
+                }
+                self.script(&f.body);
+            }
+        }
+    }
+
+    fn count_command(&mut self, span: Span) -> bool {
+        self.commands += 1;
+        if self.commands == self.policy.limits.max_commands + 1 {
+            self.reason(
+                "command-limit",
+                Verdict::Deny,
+                None,
+                format!("more than {} commands in one input", self.policy.limits.max_commands),
+                span,
+            );
+        }
+        self.commands <= self.policy.limits.max_commands
+    }
+
+    fn simple(&mut self, c: &SimpleCommand) {
+        if !self.count_command(c.span) {
+            return;
+        }
+        for a in &c.assignments {
+            self.assignment(a);
+        }
+        for r in &c.redirects {
+            self.redirect(r);
+        }
+        for w in &c.words {
+            self.word(w);
+        }
+        if c.background {
+            let s = self.policy.shell.background.clone();
+            self.setting("background", &s, "runs a command in the background".into(), c.span);
+        }
+        if !c.words.is_empty() {
+            self.program(&c.words, c.span);
+        }
+    }
+
+    /// Check every expansion inside a word.
+    fn word(&mut self, w: &Word) {
+        for part in &w.parts {
+            self.part(part);
+        }
+    }
+
+    fn part(&mut self, part: &WordPart) {
+        match part {
+            WordPart::DoubleQuoted(parts) => parts.iter().for_each(|p| self.part(p)),
+            WordPart::CommandSubst(s) | WordPart::ProcessSubst { script: s, .. } => {
+                if let Some(setting) = self.policy.shell.substitutions.clone() {
+                    self.setting("substitution", &setting, "a command substitution".into(), s.span);
+                }
+                self.script(s);
+            }
+            WordPart::Param(p) => self.param(p),
+            WordPart::Arithmetic(a) => self.arithmetic(a),
+            _ => {}
+        }
+    }
+
+    fn param(&mut self, p: &Param) {
+        let risky_op = matches!(p.operator.as_deref(), Some("@P") | Some("@E") | Some("@A"));
+        if p.indirect || risky_op {
+            let s = self.policy.shell.indirect_expansion.clone();
+            self.setting(
+                "indirect-expansion",
+                &s,
+                format!("`{}` expands a value chosen at run time (indirection or prompt expansion can run code)", p.name),
+                p.span,
+            );
+        }
+        if p.assigns() {
+            self.env_name(&p.name, p.span);
+        }
+        for w in p.words.iter().chain(p.subscript.iter()) {
+            self.word(w);
+        }
+        for a in &p.arithmetic {
+            self.arithmetic(a);
+        }
+    }
+
+    fn arithmetic(&mut self, a: &Arithmetic) {
+        let vars: Vec<&String> = a.variables.iter().filter(|v| is_identifier(v)).collect();
+        if !vars.is_empty() {
+            let s = self.policy.shell.arithmetic_variables.clone();
+            self.setting(
+                "arithmetic-variable",
+                &s,
+                format!(
+                    "arithmetic reads `{}`, whose value bash evaluates as an expression (a value like `a[$(cmd)]` runs cmd)",
+                    vars[0]
+                ),
+                a.span,
+            );
+        }
+        for name in &a.assigns {
+            self.env_name(name, a.span);
+        }
+        for w in &a.words {
+            self.word(w);
+        }
+    }
+
+    fn assignment(&mut self, a: &Assignment) {
+        self.env_name(&a.name, a.name_span);
+        if let Some(sub) = &a.subscript {
+            self.word(sub);
+            if sub.static_value().is_none_or(|s| !s.chars().all(|c| c.is_ascii_digit())) {
+                let s = self.policy.shell.arithmetic_variables.clone();
+                self.setting(
+                    "arithmetic-variable",
+                    &s,
+                    "an array subscript that is not a plain number is evaluated as arithmetic".into(),
+                    sub.span,
+                );
+            }
+        }
+        for w in a.value.iter().chain(&a.array) {
+            self.word(w);
+        }
+    }
+
+    /// An assignment to variable `name`, from anywhere.
+    fn env_name(&mut self, name: &str, span: Span) {
+        let env = &self.policy.env;
+        let message = |what: &str| {
+            let mut m = format!("assigning `{name}` {what}");
+            if let Some(extra) = &env.message {
+                m.push_str(": ");
+                m.push_str(extra);
+            }
+            m
+        };
+        if let Some(p) = env.deny.iter().find(|p| p.glob.is_match(name)) {
+            let (m, r) = (message("is denied"), p.rule.clone());
+            self.reason("env-denied", Verdict::Deny, Some(&r), m, span);
+        } else if let Some(p) = env.ask.iter().find(|p| p.glob.is_match(name)) {
+            let (m, r) = (message("needs approval"), p.rule.clone());
+            self.reason("env-ask", Verdict::Ask, Some(&r), m, span);
+        } else if !env.allow.iter().any(|p| p.glob.is_match(name)) {
+            let (m, s) = (message("is not allowed"), env.default.clone());
+            self.setting("env-not-allowed", &s, m, span);
+        }
+    }
+
+    fn redirect(&mut self, r: &Redirect) {
+        self.word(&r.target);
+        if let Some(h) = &r.heredoc {
+            self.word(&h.body);
+        }
+        let red = self.policy.redirects.clone();
+        match r.op {
+            RedirectOp::HereDoc | RedirectOp::HereString => {
+                self.setting("here-document", &red.here_documents, "a here-document".into(), r.span);
+            }
+            RedirectOp::DupOut | RedirectOp::DupIn => {
+                let is_fd = r
+                    .target
+                    .static_value()
+                    .is_some_and(|t| t == "-" || t.trim_end_matches('-').chars().all(|c| c.is_ascii_digit()) && !t.is_empty());
+                if is_fd {
+                    self.setting("fd-duplication", &red.fd_duplication, "duplicates a file descriptor".into(), r.span);
+                } else if r.op == RedirectOp::DupOut {
+                    // `>&word` with a file name is `&>word`.
+                    self.setting("redirect-write", &red.write, "redirects output to a file".into(), r.span);
+                    self.path(&r.target, true);
+                } else {
+                    self.reason("redirect-unknown", Verdict::Deny, None, "`<&` needs a file descriptor number".into(), r.span);
+                }
+            }
+            op => {
+                if op.reads() {
+                    self.setting("redirect-read", &red.read, "redirects input from a file".into(), r.span);
+                    self.path(&r.target, false);
+                }
+                if op.writes() {
+                    self.setting("redirect-write", &red.write, "redirects output to a file".into(), r.span);
+                    self.path(&r.target, true);
+                }
+            }
+        }
+    }
+
+    /// Check a path word for reading or writing, against every working directory it may be
+    /// resolved in.
+    fn path(&mut self, w: &Word, write: bool) -> Option<PathBuf> {
+        let mut last = None;
+        let cwds = self.cwds.clone();
+        for cwd in &cwds {
+            let resolved = paths::resolve(w, self.ctx, cwd);
+            if let Err((msg, pattern)) = paths::check(&self.policy.paths, &resolved, write, self.ctx) {
+                let mut msg = msg;
+                if let Some(extra) = &self.policy.paths.message {
+                    msg.push_str(": ");
+                    msg.push_str(extra);
+                }
+                match (&resolved, pattern) {
+                    (Resolved::Unknown(_), _) => {
+                        let s = self.policy.shell.unresolved_paths.clone();
+                        self.setting("path-unresolved", &s, msg, w.span);
+                    }
+                    (_, Some(p)) => {
+                        let r = p.rule.clone();
+                        self.reason(if write { "path-write-denied" } else { "path-read-denied" }, Verdict::Deny, Some(&r), msg, w.span);
+                    }
+                    (_, None) => {
+                        self.reason(if write { "path-write-outside" } else { "path-read-outside" }, Verdict::Deny, None, msg, w.span);
+                    }
+                }
+                return None;
+            }
+            if let Resolved::Exact(p) = resolved {
+                last = Some(p);
+            }
+        }
+        last
+    }
+
+    /// Check a command's program and arguments (`words` is not empty).
+    fn program(&mut self, words: &[Word], span: Span) {
+        let Some(first) = words.first() else { return };
+        let Some(name) = first.static_value() else {
+            let why = first.dynamic_reasons().iter().map(ToString::to_string).collect::<Vec<_>>().join(", ");
+            self.reason(
+                "dynamic-program",
+                Verdict::Deny,
+                None,
+                format!("the program name depends on {why}, so what runs cannot be known"),
+                first.span,
+            );
+            return;
+        };
+        let policy = self.policy;
+        if let Some(rule) = policy.programs.get(&name) {
+            self.args(rule, &words[1..], first.span, span);
+            return;
+        }
+        if wrappers::is_wrapper(&name) {
+            self.wrapper(&name, words, span);
+            return;
+        }
+        if name.contains('/') {
+            self.reason(
+                "program-path",
+                Verdict::Deny,
+                None,
+                format!("`{name}` is run by path; only programs named in the policy may run, by name"),
+                first.span,
+            );
+            return;
+        }
+        let state = wrappers::SESSION_STATE.contains(&name.as_str());
+        let mut message = if state {
+            format!("`{name}` changes the state of the shell session for later commands and is not allowed")
+        } else {
+            format!("`{name}` is not an allowed program")
+        };
+        if let Some(extra) = &policy.default_message {
+            message.push_str(": ");
+            message.push_str(extra);
+        }
+        let allowed: Vec<&str> = policy
+            .programs
+            .iter()
+            .filter(|(_, r)| r.verdict == Verdict::Allow)
+            .map(|(n, _)| n.as_str())
+            .take(40)
+            .collect();
+        if !allowed.is_empty() {
+            message.push_str(&format!(" (allowed: {})", allowed.join(", ")));
+        }
+        let default = policy.default.clone();
+        let code = if state { "session-state" } else { "program-not-allowed" };
+        // Default-deny is the floor: an unknown program is never less than the default.
+        self.setting(code, &default, message, first.span);
+    }
+
+    fn wrapper(&mut self, name: &str, words: &[Word], span: Span) {
+        let w = &self.policy.wrappers;
+        let rule = w.allow.get(name).or_else(|| w.ask.get(name)).cloned();
+        let Some(rule) = rule else {
+            let mut msg = format!("`{name}` runs another command and is not an allowed wrapper");
+            if let Some(extra) = &self.policy.wrappers.message {
+                msg.push_str(": ");
+                msg.push_str(extra);
+            }
+            self.reason("wrapper-denied", Verdict::Deny, None, msg, words[0].span);
+            return;
+        };
+        if self.policy.wrappers.ask.contains_key(name) {
+            self.reason("wrapper-ask", Verdict::Ask, Some(&rule), format!("`{name}` needs approval"), words[0].span);
+        }
+        match wrappers::unwrap(name, &words[1..], span) {
+            wrappers::Unwrapped::Nothing => {}
+            wrappers::Unwrapped::Refuse { message, span } => {
+                self.reason("wrapper-unverifiable", Verdict::Deny, Some(&rule), message, span);
+            }
+            wrappers::Unwrapped::Source { text, span, offset } => self.payload(&text, span, offset),
+            wrappers::Unwrapped::Command { words: inner, assignments, appends_dynamic } => {
+                for a in assignments {
+                    if let Some(v) = a.static_value() {
+                        let n = v.split('=').next().unwrap_or_default().to_string();
+                        self.env_name(&n, a.span);
+                    }
+                }
+                if inner.is_empty() {
+                    return;
+                }
+                if self.nesting >= self.policy.limits.max_nesting + 4 {
+                    self.reason("nesting-limit", Verdict::Deny, None, "wrappers nested too deep".into(), span);
+                    return;
+                }
+                self.nesting += 1;
+                if appends_dynamic {
+                    let mut v = inner.to_vec();
+                    v.push(args::stdin_word(span));
+                    self.program(&v, span);
+                } else {
+                    self.program(inner, span);
+                }
+                self.nesting -= 1;
+            }
+        }
+    }
+}
+
+fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_') && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}

@@ -1,0 +1,289 @@
+//! Path arguments: resolved lexically against the session's working directory and checked
+//! against the policy's `[paths]` rules.
+//!
+//! Resolution is symlink-free and purely lexical (`..`, `.`, `//`, `~`, `$HOME`); a path that
+//! cannot be resolved statically is never proven safe.
+
+use std::path::{Component, Path, PathBuf};
+
+use globset::{GlobBuilder, GlobMatcher};
+
+use super::Context;
+use crate::policy::{PathAnchor, PathPattern, PathRules};
+use crate::shell::{Word, WordPart};
+
+/// A path argument after resolution.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resolved {
+    /// One absolute, normalised path.
+    Exact(PathBuf),
+    /// A glob: the absolute directory before the first glob component and the components
+    /// from there on (each a pattern of one path component).
+    Glob {
+        /// The directory every match is below.
+        base: PathBuf,
+        /// The remaining components, each a one-component glob.
+        components: Vec<String>,
+    },
+    /// Not resolvable statically, and why.
+    Unknown(String),
+}
+
+/// Resolve `word` as a path relative to `cwd`.
+pub fn resolve(word: &Word, ctx: &Context, cwd: &Path) -> Resolved {
+    // A leading `~` or `$HOME` / `${HOME}` is the context's home directory.
+    let (start, parts): (Option<PathBuf>, &[WordPart]) = match word.parts.first() {
+        Some(WordPart::Tilde(user)) if user.is_empty() => (Some(ctx.home.clone()), &word.parts[1..]),
+        Some(WordPart::Tilde(user)) => {
+            return Resolved::Unknown(format!("`~{user}` is another user's home directory"))
+        }
+        Some(WordPart::Param(p)) if p.name == "HOME" && p.operator.is_none() && !p.indirect => {
+            (Some(ctx.home.clone()), &word.parts[1..])
+        }
+        _ => (None, &word.parts[..]),
+    };
+    let rest = Word { span: word.span, parts: parts.to_vec() };
+    let text = match rest.static_value() {
+        Some(t) => t,
+        None => match rest.glob_pattern() {
+            Some(_) => return resolve_glob(start, &rest, cwd),
+            None => {
+                let why = rest
+                    .dynamic_reasons()
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                return Resolved::Unknown(format!("its value depends on {why}"));
+            }
+        },
+    };
+    if text.is_empty() && start.is_none() {
+        return Resolved::Unknown("it is empty".into());
+    }
+    let joined = match start {
+        Some(home) => home.join(text.trim_start_matches('/')),
+        None => cwd.join(&text),
+    };
+    Resolved::Exact(normalize(&joined))
+}
+
+fn resolve_glob(start: Option<PathBuf>, rest: &Word, cwd: &Path) -> Resolved {
+    // Split the word into path components, each either literal or a glob pattern.
+    let mut comps: Vec<(String, bool)> = vec![(String::new(), false)];
+    for part in &rest.parts {
+        match part {
+            WordPart::Glob(g) => {
+                if g.contains('/') {
+                    return Resolved::Unknown("a glob that spans directories".into());
+                }
+                if let Some(last) = comps.last_mut() {
+                    last.0.push_str(g);
+                    last.1 = true;
+                }
+            }
+            other => {
+                let mut s = String::new();
+                let w = Word { span: rest.span, parts: vec![other.clone()] };
+                if let Some(v) = w.static_value() {
+                    s.push_str(&v);
+                }
+                for (i, piece) in s.split('/').enumerate() {
+                    if i > 0 {
+                        comps.push((String::new(), false));
+                    }
+                    if let Some(last) = comps.last_mut() {
+                        for c in piece.chars() {
+                            if matches!(c, '*' | '?' | '[' | ']' | '\\' | '{' | '}') {
+                                last.0.push('\\');
+                            }
+                            last.0.push(c);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let absolute = start.is_none() && comps.first().is_some_and(|c| c.0.is_empty()) && comps.len() > 1;
+    let mut base = match start {
+        Some(h) => h,
+        None if absolute => PathBuf::from("/"),
+        None => cwd.to_path_buf(),
+    };
+    let mut globbed = Vec::new();
+    for (text, is_glob) in comps {
+        if !globbed.is_empty() || is_glob {
+            if text == ".." || text == "\\.\\." {
+                return Resolved::Unknown("a glob followed by `..`".into());
+            }
+            if !text.is_empty() {
+                globbed.push(text);
+            }
+            continue;
+        }
+        let unescaped = text.replace('\\', "");
+        match unescaped.as_str() {
+            "" | "." => {}
+            ".." => {
+                base.pop();
+            }
+            c => base.push(c),
+        }
+    }
+    Resolved::Glob { base: normalize(&base), components: globbed }
+}
+
+/// Lexically normalise an absolute path: drop `.`, resolve `..`, collapse `//`.
+pub fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::from("/");
+    for c in path.components() {
+        match c {
+            Component::RootDir | Component::Prefix(_) | Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(n) => out.push(n),
+        }
+    }
+    out
+}
+
+fn anchors(anchor: PathAnchor, ctx: &Context) -> Vec<&Path> {
+    match anchor {
+        PathAnchor::Workspace => ctx.workspace.iter().map(PathBuf::as_path).collect(),
+        PathAnchor::Home => vec![ctx.home.as_path()],
+        PathAnchor::Root => vec![Path::new("/")],
+    }
+}
+
+/// Whether `pattern` matches the absolute normalised `path`.
+pub fn matches(pattern: &PathPattern, path: &Path, ctx: &Context) -> bool {
+    anchors(pattern.anchor, ctx).into_iter().any(|anchor| {
+        let Ok(rel) = path.strip_prefix(anchor) else { return false };
+        let rel = rel.to_string_lossy();
+        match &pattern.rest {
+            None => rel.is_empty(),
+            Some(glob) => !rel.is_empty() && glob.is_match(rel.as_ref()),
+        }
+    })
+}
+
+/// The literal directories a pattern starts from (its anchors plus the literal components of
+/// its rest before any glob metacharacter).
+fn literal_prefixes(pattern: &PathPattern, ctx: &Context) -> Vec<PathBuf> {
+    let rest = match pattern.anchor {
+        PathAnchor::Root => pattern.text.trim_start_matches('/'),
+        _ => pattern
+            .text
+            .trim_start_matches("{workspace}")
+            .trim_start_matches("{home}")
+            .trim_start_matches('~')
+            .trim_start_matches('/'),
+    };
+    let literal: Vec<&str> = rest
+        .split('/')
+        .take_while(|c| !c.is_empty() && !c.contains(['*', '?', '[', '{', '\\']))
+        .collect();
+    anchors(pattern.anchor, ctx)
+        .into_iter()
+        .map(|a| {
+            let mut p = a.to_path_buf();
+            for c in &literal {
+                p.push(c);
+            }
+            p
+        })
+        .collect()
+}
+
+/// Whether reading (`write == false`) or writing the resolved path is allowed. `Err` holds
+/// the message and the rule responsible.
+pub fn check<'p>(
+    rules: &'p PathRules,
+    resolved: &Resolved,
+    write: bool,
+    ctx: &Context,
+) -> Result<(), (String, Option<&'p PathPattern>)> {
+    let (allow, deny) = if write { (&rules.write, &rules.deny_write) } else { (&rules.read, &rules.deny_read) };
+    let what = if write { "writing" } else { "reading" };
+    match resolved {
+        Resolved::Unknown(why) => Err((format!("the path cannot be resolved: {why}"), None)),
+        Resolved::Exact(path) => {
+            if let Some(d) = deny.iter().find(|d| matches(d, path, ctx)) {
+                return Err((format!("{what} `{}` is denied by `{}`", path.display(), d.text), Some(d)));
+            }
+            if write {
+                // Replacing or removing a directory that holds a protected path would bypass it.
+                for d in deny {
+                    if literal_prefixes(d, ctx).iter().any(|p| p.starts_with(path) && p != path) {
+                        return Err((
+                            format!("{what} `{}` would replace what `{}` protects", path.display(), d.text),
+                            Some(d),
+                        ));
+                    }
+                }
+            }
+            if allow.iter().any(|a| matches(a, path, ctx)) {
+                Ok(())
+            } else {
+                Err((format!("{what} `{}` is outside the allowed paths", path.display()), None))
+            }
+        }
+        Resolved::Glob { base, components } => {
+            let Some(first) = components.first() else {
+                return check(rules, &Resolved::Exact(base.clone()), write, ctx);
+            };
+            let first_glob = component_glob(first);
+            for d in deny {
+                for p in literal_prefixes(d, ctx) {
+                    // A protected path inside the glob's reach, or the glob inside protection.
+                    let reach = match p.strip_prefix(base) {
+                        Ok(rel) => rel.components().next().is_some_and(|c| {
+                            let name = c.as_os_str().to_string_lossy();
+                            component_matches(first, first_glob.as_ref(), &name)
+                        }),
+                        Err(_) => base.starts_with(&p),
+                    };
+                    if reach {
+                        return Err((
+                            format!("{what} `{}/{}` may touch what `{}` protects", base.display(), components.join("/"), d.text),
+                            Some(d),
+                        ));
+                    }
+                }
+            }
+            // Every path the glob can match is a descendant of `base`: prove a generic one.
+            let probe = base.join("shellgate-glob-probe");
+            if allow.iter().any(|a| matches(a, &probe, ctx)) {
+                Ok(())
+            } else {
+                Err((format!("{what} `{}/{}` may reach outside the allowed paths", base.display(), components.join("/")), None))
+            }
+        }
+    }
+}
+
+fn component_glob(pattern: &str) -> Option<GlobMatcher> {
+    GlobBuilder::new(pattern).literal_separator(true).build().ok().map(|g| g.compile_matcher())
+}
+
+/// Whether one glob component can match `name` as bash would (a leading dot must be explicit).
+fn component_matches(pattern: &str, glob: Option<&GlobMatcher>, name: &str) -> bool {
+    if name.starts_with('.') && !pattern.starts_with('.') {
+        return false;
+    }
+    // An unparsable pattern could match anything.
+    glob.is_none_or(|g| g.is_match(name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalize_resolves_dots_lexically() {
+        assert_eq!(normalize(Path::new("/w/a/../../etc/./passwd")), PathBuf::from("/etc/passwd"));
+        assert_eq!(normalize(Path::new("/../..")), PathBuf::from("/"));
+        assert_eq!(normalize(Path::new("/w//x/")), PathBuf::from("/w/x"));
+    }
+}

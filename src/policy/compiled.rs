@@ -1,0 +1,330 @@
+//! The compiled, immutable form of a policy that evaluation reads.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use globset::GlobMatcher;
+use regex::Regex;
+
+use super::{RuleRef, Verdict};
+
+/// A verdict with the rule that set it.
+#[derive(Debug, Clone)]
+pub struct Setting {
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Where it was set.
+    pub rule: RuleRef,
+}
+
+impl Setting {
+    pub(crate) fn builtin(verdict: Verdict, name: &str) -> Setting {
+        Setting { verdict, rule: RuleRef::builtin(name) }
+    }
+}
+
+/// Limits on the input and its structure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest command accepted, in bytes.
+    pub max_bytes: usize,
+    /// Deepest syntax nesting.
+    pub max_depth: usize,
+    /// Most simple commands in one input, counting nested ones.
+    pub max_commands: usize,
+    /// Deepest nesting of re-parsed payloads (`bash -c "bash -c '...'"`, `eval`).
+    pub max_nesting: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { max_bytes: 64 * 1024, max_depth: 128, max_commands: 1000, max_nesting: 4 }
+    }
+}
+
+/// Shell-level switches.
+#[derive(Debug, Clone)]
+pub struct ShellRules {
+    /// `$(...)`, backticks, `<(...)`: `None` means "allowed when every inner command is";
+    /// `Some(verdict)` applies that verdict to every substitution (and still checks inside).
+    pub substitutions: Option<Setting>,
+    /// Defining a function.
+    pub functions: Setting,
+    /// Running something in the background with `&`.
+    pub background: Setting,
+    /// Arithmetic that reads variables (bash evaluates their values, which can run code).
+    pub arithmetic_variables: Setting,
+    /// `${!x}` indirection and `${x@P}` prompt expansion.
+    pub indirect_expansion: Setting,
+    /// A path argument whose value cannot be known statically.
+    pub unresolved_paths: Setting,
+    /// A dynamic argument where an option or a path could appear.
+    pub dynamic_arguments: Setting,
+}
+
+/// Where a path pattern is anchored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathAnchor {
+    /// `{workspace}`: each workspace root of the evaluation context.
+    Workspace,
+    /// `{home}` or `~`: the home directory of the context.
+    Home,
+    /// `/`: an absolute path.
+    Root,
+}
+
+/// One path pattern of `[paths]`.
+#[derive(Debug, Clone)]
+pub struct PathPattern {
+    /// As written.
+    pub text: String,
+    /// The anchor.
+    pub anchor: PathAnchor,
+    /// The pattern for the part below the anchor; `None` matches only the anchor itself.
+    pub rest: Option<GlobMatcher>,
+    /// The rule it comes from.
+    pub rule: RuleRef,
+}
+
+/// `[paths]`.
+#[derive(Debug, Clone, Default)]
+pub struct PathRules {
+    /// Where reads are allowed.
+    pub read: Vec<PathPattern>,
+    /// Where writes are allowed.
+    pub write: Vec<PathPattern>,
+    /// Where reads are denied even if `read` allows them.
+    pub deny_read: Vec<PathPattern>,
+    /// Where writes are denied even if `write` allows them.
+    pub deny_write: Vec<PathPattern>,
+    /// Message for path refusals.
+    pub message: Option<String>,
+}
+
+/// `[redirects]`.
+#[derive(Debug, Clone)]
+pub struct RedirectRules {
+    /// `2>&1`, `>&-`, `<&3`.
+    pub fd_duplication: Setting,
+    /// `<<EOF` and `<<<`.
+    pub here_documents: Setting,
+    /// File reads by `<` (in addition to the path rules).
+    pub read: Setting,
+    /// File writes by `>`, `>>`, `&>` (in addition to the path rules).
+    pub write: Setting,
+}
+
+/// A variable-name glob of `[env]`.
+#[derive(Debug, Clone)]
+pub struct NamePattern {
+    /// As written.
+    pub text: String,
+    /// Compiled.
+    pub glob: GlobMatcher,
+    /// Where.
+    pub rule: RuleRef,
+}
+
+/// `[env]`: assignments to variables, wherever they happen.
+#[derive(Debug, Clone)]
+pub struct EnvRules {
+    /// Names that may be assigned.
+    pub allow: Vec<NamePattern>,
+    /// Names that need approval.
+    pub ask: Vec<NamePattern>,
+    /// Names that must not be assigned (checked first).
+    pub deny: Vec<NamePattern>,
+    /// For names no pattern matches.
+    pub default: Setting,
+    /// Message for refusals.
+    pub message: Option<String>,
+}
+
+/// `[wrappers]`: programs that run another program, unwrapped and checked.
+#[derive(Debug, Clone, Default)]
+pub struct WrapperRules {
+    /// Wrappers that are unwrapped, with the rule that allows each.
+    pub allow: BTreeMap<String, RuleRef>,
+    /// Wrappers that are unwrapped and then need approval.
+    pub ask: BTreeMap<String, RuleRef>,
+    /// Message for refusals.
+    pub message: Option<String>,
+}
+
+/// The type of an argument, which decides how it is checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ArgKind {
+    /// A file that is read: checked against `[paths] read`.
+    PathRead,
+    /// A file that is written or deleted: checked against `[paths] write`.
+    PathWrite,
+    /// Plain text: not a path, never checked.
+    Text,
+    /// A pattern (regex or glob): text, never a path.
+    Pattern,
+    /// A variable name that is assigned (`printf -v NAME`, `read NAME`).
+    Variable,
+    /// `NAME[=VALUE]` as given to `export`, `declare`, `local`, `readonly`.
+    Assignment,
+    /// A sed script: refused if it can run commands or read or write files.
+    SedScript,
+    /// An awk program: refused if it can run commands or write files.
+    AwkProgram,
+}
+
+impl ArgKind {
+    /// Parse the policy spelling.
+    pub fn parse(s: &str) -> Option<ArgKind> {
+        Some(match s {
+            "path-read" | "path" => ArgKind::PathRead,
+            "path-write" => ArgKind::PathWrite,
+            "text" => ArgKind::Text,
+            "pattern" => ArgKind::Pattern,
+            "variable" => ArgKind::Variable,
+            "assignment" => ArgKind::Assignment,
+            "sed-script" => ArgKind::SedScript,
+            "awk-program" => ArgKind::AwkProgram,
+            _ => return None,
+        })
+    }
+
+    /// Whether a dynamic value of this kind is harmless (it is never interpreted).
+    pub fn is_inert(self) -> bool {
+        matches!(self, ArgKind::Text | ArgKind::Pattern)
+    }
+}
+
+/// The positional operands of a program: fixed kinds before and after an optional repeated
+/// kind (`["path-read...", "path-write"]` is `cp`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OperandSpec {
+    /// Kinds of the first operands.
+    pub head: Vec<ArgKind>,
+    /// Kind of any number of middle operands; `None` means no more operands are allowed.
+    pub repeat: Option<ArgKind>,
+    /// Kinds of the last operands.
+    pub tail: Vec<ArgKind>,
+}
+
+impl Default for OperandSpec {
+    fn default() -> Self {
+        OperandSpec { head: Vec::new(), repeat: Some(ArgKind::PathRead), tail: Vec::new() }
+    }
+}
+
+impl OperandSpec {
+    /// The kind of operand `index` out of `count`, or `None` when there are too many.
+    pub fn kind_of(&self, index: usize, count: usize) -> Option<ArgKind> {
+        if index < self.head.len() {
+            return Some(self.head[index]);
+        }
+        let tail_start = count.saturating_sub(self.tail.len()).max(self.head.len());
+        if index >= tail_start {
+            return self.tail.get(index - tail_start).copied();
+        }
+        self.repeat
+    }
+}
+
+/// An argument pattern of a program rule.
+#[derive(Debug, Clone)]
+pub struct ArgRule {
+    /// Matched against each argument's static value (options and operands alike).
+    pub pattern: Regex,
+    /// What a match means.
+    pub verdict: Verdict,
+    /// Why.
+    pub message: Option<String>,
+    /// Where.
+    pub rule: RuleRef,
+}
+
+/// The rule for one program (or one subcommand of a program).
+#[derive(Debug, Clone)]
+pub struct ProgramRule {
+    /// The program name (`git`, or `git push` for a subcommand).
+    pub name: String,
+    /// The verdict when nothing more specific applies.
+    pub verdict: Verdict,
+    /// Message for refusals from this rule.
+    pub message: Option<String>,
+    /// Where the rule is written.
+    pub rule: RuleRef,
+    /// Options are single-dash words (`find -name`) rather than clusters (`ls -la`).
+    pub single_dash_long: bool,
+    /// Options that take a value (`-o FILE`, `-oFILE`, `--output FILE`, `--output=FILE`).
+    pub options_with_value: BTreeSet<String>,
+    /// Options whose value is optional and only ever glued (`sed -i.bak`, `--in-place=.bak`).
+    pub options_with_optional_value: BTreeSet<String>,
+    /// Kinds of option values; values of other options are text.
+    pub option_kinds: BTreeMap<String, ArgKind>,
+    /// If set, any option not listed is refused.
+    pub allow_options: Option<BTreeSet<String>>,
+    /// Refused options (long ones also by any unambiguous abbreviation).
+    pub deny_options: BTreeSet<String>,
+    /// Options that need approval.
+    pub ask_options: BTreeSet<String>,
+    /// Message for option refusals.
+    pub options_message: Option<String>,
+    /// Options that turn path-read operands into path-write ones (`sed -i`).
+    pub write_options: BTreeSet<String>,
+    /// At least one of these options must be present (`python3 -m`).
+    pub required_options: BTreeSet<String>,
+    /// Allowed values of an option, by regex (`-m` = `^pytest$`).
+    pub option_values: BTreeMap<String, Regex>,
+    /// Kinds of the operands.
+    pub operands: OperandSpec,
+    /// Options that supply the leading `pattern`/script operand (`grep -e`, `sed -e`).
+    pub pattern_options: BTreeSet<String>,
+    /// Fewest operands.
+    pub min_operands: usize,
+    /// Argument patterns.
+    pub args: Vec<ArgRule>,
+    /// Subcommands by name; when non-empty the first operand selects one.
+    pub subcommands: BTreeMap<String, ProgramRule>,
+    /// The verdict for a subcommand not listed.
+    pub unknown_subcommand: Verdict,
+}
+
+/// A command in a policy's `[examples]` with the verdict it must get.
+#[derive(Debug, Clone)]
+pub struct Example {
+    /// The command.
+    pub command: String,
+    /// The verdict it must get.
+    pub expect: Verdict,
+    /// Where it is written.
+    pub rule: RuleRef,
+}
+
+/// A compiled policy. Cheap to share (`Send + Sync`); evaluation never mutates it.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    /// `[policy] name`.
+    pub name: String,
+    /// `[policy] description`.
+    pub description: String,
+    /// The verdict for anything no rule names.
+    pub default: Setting,
+    /// Message for default refusals.
+    pub default_message: Option<String>,
+    /// `[limits]`.
+    pub limits: Limits,
+    /// `[shell]`.
+    pub shell: ShellRules,
+    /// `[paths]`.
+    pub paths: PathRules,
+    /// `[redirects]`.
+    pub redirects: RedirectRules,
+    /// `[env]`.
+    pub env: EnvRules,
+    /// `[wrappers]`.
+    pub wrappers: WrapperRules,
+    /// `[programs.*]`.
+    pub programs: BTreeMap<String, ProgramRule>,
+    /// `[examples]` of the top-level file.
+    pub examples: Vec<Example>,
+    /// The `[redact]` table, if any (validated by the output pipeline).
+    pub redact: Option<toml::Value>,
+    /// The files this policy was loaded from, includes first.
+    pub sources: Vec<String>,
+}

@@ -1,0 +1,204 @@
+//! Policies: TOML files validated (every problem, with its file:line:col) and compiled once.
+//!
+//! Loading goes in stages, after cargo-deny: the TOML is read into raw serde types
+//! ([`raw`]), each file is validated against its own source text so that every diagnostic
+//! points into the right file, included files are applied first, and the result is an
+//! immutable [`Policy`] that is cheap to share between threads and evaluates without
+//! recompiling anything.
+
+mod compiled;
+mod load;
+pub(crate) mod raw;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+pub use compiled::{
+    ArgKind, ArgRule, EnvRules, Example, Limits, NamePattern, OperandSpec, PathAnchor,
+    PathPattern, PathRules, Policy, ProgramRule, RedirectRules, Setting, ShellRules,
+    WrapperRules,
+};
+pub use load::SHIPPED;
+
+/// What a policy says about (part of) a command. Ordered so that the strictest wins with
+/// `max()`: `Allow < Ask < Deny`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// Runs without asking.
+    Allow,
+    /// Runs only if a person approves.
+    Ask,
+    /// Does not run.
+    Deny,
+}
+
+impl Verdict {
+    /// The lowercase name used in policies and JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Allow => "allow",
+            Verdict::Ask => "ask",
+            Verdict::Deny => "deny",
+        }
+    }
+
+    /// Parse `allow` / `ask` / `deny`.
+    pub fn parse(s: &str) -> Option<Verdict> {
+        match s {
+            "allow" => Some(Verdict::Allow),
+            "ask" => Some(Verdict::Ask),
+            "deny" => Some(Verdict::Deny),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A place in a policy file: `file:line:col` (1-based), or a built-in default.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct Location {
+    /// The file, or `<built-in>` for defaults, or `shipped:NAME` for embedded policies.
+    pub file: String,
+    /// 1-based line (0 when not applicable).
+    pub line: usize,
+    /// 1-based column in characters (0 when not applicable).
+    pub col: usize,
+}
+
+impl Location {
+    /// The location of a built-in default.
+    pub fn builtin() -> Location {
+        Location { file: "<built-in>".into(), line: 0, col: 0 }
+    }
+
+    /// The location of byte `offset` in `source`, which is the text of `file`.
+    pub fn at(file: &str, source: &str, offset: usize) -> Location {
+        let offset = offset.min(source.len());
+        let before = source.get(..offset).unwrap_or(source);
+        let line = before.matches('\n').count() + 1;
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        let col = before.get(line_start..).map_or(0, |s| s.chars().count()) + 1;
+        Location { file: file.to_string(), line, col }
+    }
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.line == 0 {
+            f.write_str(&self.file)
+        } else {
+            write!(f, "{}:{}:{}", self.file, self.line, self.col)
+        }
+    }
+}
+
+/// The policy rule a reason comes from: a dotted name and where it is written.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct RuleRef {
+    /// A dotted name such as `programs.find.deny_options` or `policy.default`.
+    pub name: String,
+    /// Where the rule is written.
+    pub location: Location,
+}
+
+impl RuleRef {
+    /// A rule that is a built-in default.
+    pub fn builtin(name: &str) -> RuleRef {
+        RuleRef { name: name.to_string(), location: Location::builtin() }
+    }
+}
+
+impl fmt::Display for RuleRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.name, self.location)
+    }
+}
+
+/// One problem found in a policy file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Diagnostic {
+    /// Stable kebab-case code, such as `policy-unknown-key`.
+    pub code: &'static str,
+    /// What is wrong.
+    pub message: String,
+    /// Where.
+    pub location: Location,
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: error[{}]: {}", self.location, self.code, self.message)
+    }
+}
+
+/// Why a policy could not be loaded.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PolicyError {
+    /// A policy file could not be read.
+    #[error("{path}: cannot read policy: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The policy has problems; every one found is listed.
+    #[error("{}", render_diagnostics(.0))]
+    Invalid(Vec<Diagnostic>),
+}
+
+impl PolicyError {
+    /// The diagnostics, if this is an invalid policy.
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        match self {
+            PolicyError::Invalid(d) => d,
+            PolicyError::Io { .. } => &[],
+        }
+    }
+}
+
+fn render_diagnostics(diags: &[Diagnostic]) -> String {
+    let mut out = String::new();
+    for (i, d) in diags.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(&d.to_string());
+    }
+    out
+}
+
+impl Policy {
+    /// Load a policy file (and the files it includes).
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Policy, PolicyError> {
+        load::load_file(path.as_ref())
+    }
+
+    /// Load a policy from TOML text. `origin` names it in diagnostics; includes are resolved
+    /// relative to `origin`'s directory.
+    pub fn from_toml(source: &str, origin: &str) -> Result<Policy, PolicyError> {
+        load::load_str(source, origin)
+    }
+
+    /// One of the policies shipped inside the binary: `read-only` or `developer`.
+    pub fn shipped(name: &str) -> Option<Result<Policy, PolicyError>> {
+        load::shipped_source(name).map(|src| load::load_str(src, &format!("shipped:{name}")))
+    }
+
+    /// A shipped policy name, or else a file path.
+    pub fn from_name_or_file(spec: &str) -> Result<Policy, PolicyError> {
+        match Policy::shipped(spec) {
+            Some(p) => p,
+            None => Policy::from_file(spec),
+        }
+    }
+}

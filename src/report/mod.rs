@@ -1,0 +1,123 @@
+//! Rendering decisions: for people (carets under the span, by annotate-snippets), for
+//! machines (one JSON object per command), and short text for the model.
+
+use annotate_snippets::{Level, Renderer, Snippet};
+use serde::Serialize;
+
+use crate::evaluate::{Decision, Reason};
+use crate::policy::{RuleRef, Verdict};
+
+/// One command's decision as a JSON object:
+/// `{"command", "decision", "reasons": [{"code", "verdict", "rule", "message", "span"}]}`.
+#[derive(Debug, Serialize)]
+pub struct JsonDecision<'a> {
+    /// The command text.
+    pub command: &'a str,
+    /// `allow`, `ask` or `deny`.
+    pub decision: Verdict,
+    /// Every reason.
+    pub reasons: Vec<JsonReason<'a>>,
+}
+
+/// One reason in JSON.
+#[derive(Debug, Serialize)]
+pub struct JsonReason<'a> {
+    /// Stable code.
+    pub code: &'a str,
+    /// This reason's verdict.
+    pub verdict: Verdict,
+    /// `name (file:line:col)`, or null when no rule is responsible (a parse error).
+    pub rule: Option<String>,
+    /// Explanation.
+    pub message: &'a str,
+    /// `[start, end]` byte offsets into the command.
+    pub span: [usize; 2],
+}
+
+/// The JSON form of a decision, as one line.
+pub fn json_line(command: &str, decision: &Decision) -> String {
+    let obj = JsonDecision {
+        command,
+        decision: decision.verdict,
+        reasons: decision
+            .reasons
+            .iter()
+            .map(|r| JsonReason {
+                code: r.code,
+                verdict: r.verdict,
+                rule: r.rule.as_ref().map(RuleRef::to_string),
+                message: &r.message,
+                span: [r.span.start, r.span.end],
+            })
+            .collect(),
+    };
+    serde_json::to_string(&obj).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+}
+
+/// A human rendering with carets under each reason's span.
+pub fn human(command: &str, decision: &Decision, color: bool) -> String {
+    let renderer = if color { Renderer::styled() } else { Renderer::plain() };
+    if decision.reasons.is_empty() {
+        return format!("allow: {command}\n");
+    }
+    let mut out = String::new();
+    for r in &decision.reasons {
+        let level = level(r.verdict);
+        let title = format!("{}: {}", r.verdict, r.message);
+        let label = r.rule.as_ref().map(RuleRef::to_string).unwrap_or_default();
+        let span = clamp(command, r);
+        let footer_text = r.rule.as_ref().map(|rule| format!("rule {rule}"));
+        let mut msg = level.title(&title).id(r.code).snippet(
+            Snippet::source(command).line_start(1).annotation(level.span(span).label(if label.is_empty() { r.code } else { "" })),
+        );
+        if let Some(f) = &footer_text {
+            msg = msg.footer(Level::Note.title(f));
+        }
+        out.push_str(&renderer.render(msg).to_string());
+        out.push('\n');
+    }
+    out.push_str(&format!("decision: {}\n", decision.verdict));
+    out
+}
+
+/// A short, actionable text for the model: what was refused, which rule, what to do.
+pub fn for_model(command: &str, decision: &Decision) -> String {
+    let mut out = match decision.verdict {
+        Verdict::Allow => return String::new(),
+        Verdict::Ask => "This command needs approval and was not run.".to_string(),
+        Verdict::Deny => "This command was refused by the shellgate policy and was not run.".to_string(),
+    };
+    for r in decision.reasons.iter().filter(|r| r.verdict == decision.verdict).take(5) {
+        let text = command.get(r.span.start..r.span.end).unwrap_or("");
+        let text: String = text.chars().take(60).collect();
+        out.push_str(&format!("\n- [{}] {}", r.code, r.message));
+        if !text.is_empty() {
+            out.push_str(&format!(" (at `{text}`)"));
+        }
+    }
+    out
+}
+
+fn level(v: Verdict) -> Level {
+    match v {
+        Verdict::Allow => Level::Info,
+        Verdict::Ask => Level::Warning,
+        Verdict::Deny => Level::Error,
+    }
+}
+
+/// A span that is within the text and on char boundaries, never empty when the text isn't.
+fn clamp(text: &str, r: &Reason) -> std::ops::Range<usize> {
+    let mut start = r.span.start.min(text.len());
+    let mut end = r.span.end.min(text.len()).max(start);
+    while start > 0 && !text.is_char_boundary(start) {
+        start -= 1;
+    }
+    while end < text.len() && !text.is_char_boundary(end) {
+        end += 1;
+    }
+    if start == end && end < text.len() {
+        end += text[end..].chars().next().map_or(0, char::len_utf8);
+    }
+    start..end
+}
