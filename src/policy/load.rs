@@ -97,13 +97,20 @@ struct Loader {
     stack: Vec<String>,
 }
 
-/// One file being validated: its name and text, for locations.
+/// One file being validated: its name, text and parsed table, for locations.
 struct File<'a> {
     origin: &'a str,
     source: &'a str,
+    table: Option<toml::de::DeTable<'a>>,
 }
 
 impl File<'_> {
+    /// The span of the key at a dotted path (map keys carry no span through serde).
+    fn key(&self, segs: &[&str]) -> Range<usize> {
+        let segs: Vec<String> = segs.iter().map(|s| s.to_string()).collect();
+        self.table.as_ref().and_then(|t| key_span(t, &segs)).unwrap_or(0..0)
+    }
+
     fn loc(&self, span: Range<usize>) -> Location {
         Location::at(self.origin, self.source, span.start)
     }
@@ -119,8 +126,8 @@ impl Loader {
     }
 
     fn apply(&mut self, source: &str, origin: &str, dir: &Path, top: bool) -> Result<(), PolicyError> {
-        let file = File { origin, source };
-        let Some(raw) = self.parse(&file) else { return Ok(()) };
+        let mut file = File { origin, source, table: None };
+        let Some(raw) = self.parse(&mut file) else { return Ok(()) };
         self.stack.push(origin.to_string());
         if let Some(meta) = &raw.policy {
             for inc in &meta.include {
@@ -167,7 +174,7 @@ impl Loader {
     }
 
     /// TOML → raw types, collecting every unknown key.
-    fn parse(&mut self, file: &File) -> Option<RawPolicy> {
+    fn parse(&mut self, file: &mut File) -> Option<RawPolicy> {
         let table = match toml::de::DeTable::parse(file.source) {
             Ok(t) => t,
             Err(e) => {
@@ -195,6 +202,7 @@ impl Loader {
             let dotted = segs.join(".");
             self.diag("policy-unknown-key", format!("unknown key `{dotted}`"), file.loc(span));
         }
+        file.table = Some(table.into_inner());
         match result {
             Ok(raw) => Some(raw),
             Err(e) => {
@@ -327,13 +335,13 @@ impl Loader {
         if let Some(w) = raw.wrappers {
             self.apply_wrappers(file, w);
         }
-        for (name, prog) in raw.programs {
-            let key = name.get_ref().clone();
+        for (key, prog) in raw.programs {
+            let name_span = file.key(&["programs", &key]);
             if !valid_program_name(&key) {
                 self.diag(
                     "policy-invalid-program",
                     format!("`{key}` is not a program name"),
-                    file.loc(name.span()),
+                    file.loc(name_span),
                 );
                 continue;
             }
@@ -344,11 +352,12 @@ impl Loader {
                         "`{key}` runs other programs: list it under [wrappers] (its payload is then \
                          checked) instead of [programs]"
                     ),
-                    file.loc(name.span()),
+                    file.loc(name_span),
                 );
                 continue;
             }
-            if let Some(rule) = self.program(file, &format!("programs.{key}"), &key, name.span(), &prog) {
+            let path = vec!["programs".to_string(), key.clone()];
+            if let Some(rule) = self.program(file, &path, &key, &prog) {
                 self.policy.programs.insert(key, rule);
             }
         }
@@ -569,12 +578,14 @@ impl Loader {
     fn program(
         &mut self,
         file: &File,
-        path: &str,
+        segs: &[String],
         name: &str,
-        span: Range<usize>,
         raw: &RawProgram,
     ) -> Option<ProgramRule> {
         let start = self.diags.len();
+        let path = segs.join(".");
+        let seg_refs: Vec<&str> = segs.iter().map(String::as_str).collect();
+        let span = file.key(&seg_refs);
         let mut verdict = Verdict::Allow;
         if let Some(v) = &raw.verdict {
             verdict = self.verdict(file, v).unwrap_or(Verdict::Deny);
@@ -595,27 +606,23 @@ impl Loader {
         }
         let mut option_kinds = BTreeMap::new();
         for (opt, kind) in &raw.option_kinds {
-            if !valid_option(opt.get_ref()) {
-                self.diag(
-                    "policy-invalid-option",
-                    format!("`{}` is not an option", opt.get_ref()),
-                    file.loc(opt.span()),
-                );
+            if !valid_option(opt) {
+                self.diag("policy-invalid-option", format!("`{opt}` is not an option"), file.loc(kind.span()));
                 continue;
             }
             if let Some(k) = self.kind(file, kind.get_ref(), kind.span()) {
-                option_kinds.insert(opt.get_ref().clone(), k);
+                option_kinds.insert(opt.clone(), k);
             }
         }
         let mut option_values = BTreeMap::new();
         for (opt, pat) in &raw.option_values {
             match Regex::new(pat.get_ref()) {
                 Ok(re) => {
-                    option_values.insert(opt.get_ref().clone(), re);
+                    option_values.insert(opt.clone(), re);
                 }
                 Err(e) => self.diag(
                     "policy-invalid-regex",
-                    format!("option value pattern for `{}`: {e}", opt.get_ref()),
+                    format!("option value pattern for `{opt}`: {e}"),
                     file.loc(pat.span()),
                 ),
             }
@@ -648,10 +655,12 @@ impl Loader {
         }
         let mut subcommands = BTreeMap::new();
         for (sub, raw_sub) in &raw.subcommands {
-            let sub_name = format!("{name} {}", sub.get_ref());
-            let sub_path = format!("{path}.subcommands.{}", sub.get_ref());
-            if let Some(rule) = self.program(file, &sub_path, &sub_name, sub.span(), raw_sub) {
-                subcommands.insert(sub.get_ref().clone(), rule);
+            let sub_name = format!("{name} {sub}");
+            let mut sub_segs = segs.to_vec();
+            sub_segs.push("subcommands".into());
+            sub_segs.push(sub.clone());
+            if let Some(rule) = self.program(file, &sub_segs, &sub_name, raw_sub) {
+                subcommands.insert(sub.clone(), rule);
             }
         }
         let mut unknown_subcommand = Verdict::Deny;
@@ -665,7 +674,7 @@ impl Loader {
             name: name.to_string(),
             verdict,
             message: raw.message.clone(),
-            rule: file.rule(path, span),
+            rule: file.rule(path.clone(), span),
             single_dash_long: raw.single_dash_long,
             options_with_value,
             options_with_optional_value: self.options(file, &raw.options_with_optional_value),

@@ -21,7 +21,7 @@ pub struct RawPolicy {
     pub env: Option<RawEnv>,
     pub wrappers: Option<RawWrappers>,
     #[serde(default)]
-    pub programs: BTreeMap<Spanned<String>, RawProgram>,
+    pub programs: BTreeMap<String, RawProgram>,
     pub examples: Option<RawExamples>,
     /// Output redaction settings (validated by the redaction module).
     pub redact: Option<toml::Value>,
@@ -108,7 +108,7 @@ pub struct RawProgram {
     #[serde(default)]
     pub options_with_value: Vec<Spanned<String>>,
     #[serde(default)]
-    pub option_kinds: BTreeMap<Spanned<String>, Spanned<String>>,
+    pub option_kinds: BTreeMap<String, Spanned<String>>,
     #[serde(default)]
     pub allow_options: Option<Vec<Spanned<String>>>,
     #[serde(default)]
@@ -123,7 +123,7 @@ pub struct RawProgram {
     #[serde(default)]
     pub required_options: Vec<Spanned<String>>,
     #[serde(default)]
-    pub option_values: BTreeMap<Spanned<String>, Spanned<String>>,
+    pub option_values: BTreeMap<String, Spanned<String>>,
     pub operands: Option<Spanned<OneOrMany>>,
     #[serde(default)]
     pub pattern_options: Vec<Spanned<String>>,
@@ -131,7 +131,7 @@ pub struct RawProgram {
     #[serde(default)]
     pub args: Vec<RawArgRule>,
     #[serde(default)]
-    pub subcommands: BTreeMap<Spanned<String>, RawProgram>,
+    pub subcommands: BTreeMap<String, RawProgram>,
     pub unknown_subcommand: Option<Spanned<String>>,
 }
 

@@ -1,0 +1,119 @@
+//! The `policy-check` command-line contract: outputs and exit codes.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn run(args: &[&str], stdin: Option<&[u8]>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_policy-check"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn policy-check");
+    {
+        let mut input = child.stdin.take().expect("stdin");
+        if let Some(data) = stdin {
+            input.write_all(data).expect("write stdin");
+        }
+    }
+    child.wait_with_output().expect("wait")
+}
+
+fn lines(out: &Output) -> Vec<serde_json::Value> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+        .collect()
+}
+
+#[test]
+fn check_args_all_allowed_exits_0() {
+    let out = run(&["check", "--policy", "read-only", "--cwd", "/workspace", "--format", "json", "ls -la", "cat data.txt|grep x"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let l = lines(&out);
+    assert_eq!(l.len(), 2);
+    assert_eq!(l[0]["command"], "ls -la");
+    assert_eq!(l[0]["decision"], "allow");
+    assert_eq!(l[0]["reasons"], serde_json::json!([]));
+}
+
+#[test]
+fn check_denied_exits_1_with_reasons() {
+    let out = run(&["check", "--policy", "read-only", "--cwd", "/workspace", "--format", "json", "--", "ls;rm -rf /"], None);
+    assert_eq!(out.status.code(), Some(1));
+    let l = lines(&out);
+    assert_eq!(l[0]["decision"], "deny");
+    let r = &l[0]["reasons"][0];
+    assert_eq!(r["code"], "program-not-allowed");
+    assert_eq!(r["span"], serde_json::json!([3, 5]));
+    assert!(r["message"].as_str().unwrap().contains("rm"));
+}
+
+#[test]
+fn check_reads_json_lines_in_order() {
+    let input = b"\"ls\"\n{\"command\": \"cat a.txt\\nrm x\"}\n\n{\"command\": \"echo hi\", \"other\": 1}\n";
+    let out = run(&["check", "--policy", "read-only", "--cwd", "/workspace", "--format", "json"], Some(input));
+    assert_eq!(out.status.code(), Some(1));
+    let l = lines(&out);
+    let got: Vec<(&str, &str)> = l.iter().map(|v| (v["command"].as_str().unwrap(), v["decision"].as_str().unwrap())).collect();
+    assert_eq!(got, vec![("ls", "allow"), ("cat a.txt\nrm x", "deny"), ("echo hi", "allow")]);
+}
+
+#[test]
+fn bad_stdin_lines_are_named_and_exit_2() {
+    let out = run(&["check", "--policy", "read-only", "--format", "json"], Some(b"\"ls\"\nnot json\n{\"cmd\": 1}\n\xff\xfe\n"));
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("stdin:2: invalid JSON"), "{err}");
+    assert!(err.contains("stdin:3:"), "{err}");
+    assert!(err.contains("stdin:4: not valid UTF-8"), "{err}");
+    assert_eq!(lines(&out).len(), 1, "the valid line is still answered");
+}
+
+#[test]
+fn invalid_policy_exits_2_naming_file_line_col() {
+    let dir = std::env::temp_dir().join(format!("shellgate-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("bad.toml");
+    std::fs::write(&p, "[policy]\ndefault = \"allow\"\n[programs.ls]\nverdict = \"perhaps\"\n").unwrap();
+    let out = run(&["check", "--policy", p.to_str().unwrap(), "ls"], None);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad.toml:4:11"), "{err}");
+    assert!(err.contains("policy-invalid-verdict"), "{err}");
+    let out = run(&["check", "--policy", "/nonexistent.toml", "ls"], None);
+    assert_eq!(out.status.code(), Some(2));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn default_policy_is_read_only_and_says_so() {
+    let out = run(&["check", "ls"], None);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("read-only"));
+}
+
+#[test]
+fn explain_draws_carets_under_the_span() {
+    let out = run(&["explain", "--policy", "read-only", "--cwd", "/workspace", "ls; rm -rf /"], None);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("program-not-allowed"), "{text}");
+    assert!(text.contains("^^"), "{text}");
+    assert!(text.contains("decision: deny"), "{text}");
+}
+
+#[test]
+fn test_subcommand_runs_examples() {
+    let out = run(&["test", "--policy", "developer"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+    let dir = std::env::temp_dir().join(format!("shellgate-cli-t-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("ex.toml");
+    std::fs::write(&p, "[programs.ls]\n[examples]\nallow = [\"rm x\"]\n").unwrap();
+    let out = run(&["test", "--policy", p.to_str().unwrap()], None);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("ex.toml:3:"));
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -1,0 +1,138 @@
+//! Loading policies: every problem is reported with file:line:col and a stable code.
+
+use std::fs;
+
+use shellgate::{Policy, PolicyError};
+
+fn diags(src: &str) -> Vec<(String, String)> {
+    match Policy::from_toml(src, "test.toml") {
+        Ok(_) => Vec::new(),
+        Err(e) => e.diagnostics().iter().map(|d| (d.code.to_string(), d.location.to_string())).collect(),
+    }
+}
+
+#[test]
+fn every_unknown_key_is_reported_with_its_location() {
+    let src = "[policy]\nname = \"x\"\nnmae = \"typo\"\n\n[programs.ls]\noperandz = \"path-read\"\n\n[shel]\nfunctions = \"deny\"\n";
+    let d = diags(src);
+    assert_eq!(
+        d,
+        vec![
+            ("policy-unknown-key".to_string(), "test.toml:3:1".to_string()),
+            ("policy-unknown-key".to_string(), "test.toml:6:1".to_string()),
+            ("policy-unknown-key".to_string(), "test.toml:8:2".to_string()),
+        ]
+    );
+}
+
+#[test]
+fn semantic_problems_are_all_collected() {
+    let src = r#"
+[policy]
+default = "maybe"
+
+[paths]
+read = ["relative/path", "{workspace}/../x"]
+
+[env]
+deny = ["PATH", "bad name"]
+allow = ["PATH"]
+
+[wrappers]
+allow = ["strace", "bash"]
+
+[programs.xargs]
+operands = "text"
+
+[programs.ls]
+operands = ["path-read...", "nonsense", "text..."]
+deny_options = ["-l", "x"]
+allow_options = ["-l"]
+args = [{ pattern = "(", verdict = "deny" }]
+"#;
+    let codes: Vec<String> = diags(src).into_iter().map(|(c, _)| c).collect();
+    for want in [
+        "policy-invalid-verdict",
+        "policy-invalid-path",
+        "policy-invalid-glob",
+        "policy-contradiction",
+        "policy-unknown-wrapper",
+        "policy-wrapper-as-program",
+        "policy-invalid-kind",
+        "policy-invalid-option",
+        "policy-invalid-regex",
+    ] {
+        assert!(codes.iter().any(|c| c == want), "missing {want} in {codes:?}");
+    }
+    assert!(codes.len() >= 10, "{codes:?}");
+}
+
+#[test]
+fn toml_syntax_and_type_errors_name_the_place() {
+    let d = diags("[policy]\nname = \n");
+    assert_eq!(d[0].0, "policy-syntax");
+    assert!(d[0].1.starts_with("test.toml:2:"), "{d:?}");
+    let d = diags("[limits]\nmax_bytes = \"big\"\n");
+    assert_eq!(d[0].0, "policy-type");
+    assert!(d[0].1.starts_with("test.toml:2:"), "{d:?}");
+    let d = diags("[limits]\nmax_bytes = -5\n");
+    assert_eq!(d[0].0, "policy-invalid-limit");
+}
+
+#[test]
+fn failing_examples_are_reported_at_their_line() {
+    let src = "[programs.ls]\n[examples]\nallow = [\"ls\", \"rm x\"]\ndeny = [\"ls -la\"]\n";
+    let d = diags(src);
+    assert_eq!(
+        d,
+        vec![
+            ("policy-example-failed".to_string(), "test.toml:3:16".to_string()),
+            ("policy-example-failed".to_string(), "test.toml:4:9".to_string()),
+        ]
+    );
+}
+
+#[test]
+fn includes_apply_first_and_cycles_are_caught() {
+    let dir = std::env::temp_dir().join(format!("shellgate-inc-{}", std::process::id()));
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(dir.join("base.toml"), "[programs.cat]\noperands = \"path-read\"\n").unwrap();
+    fs::write(
+        dir.join("top.toml"),
+        "[policy]\ninclude = [\"base.toml\"]\n[paths]\nread = [\"{workspace}/**\"]\n[examples]\nallow = [\"cat a\"]\ndeny = [\"ls\"]\n",
+    )
+    .unwrap();
+    let p = Policy::from_file(dir.join("top.toml")).expect("loads");
+    assert!(p.programs.contains_key("cat"));
+    assert_eq!(p.sources.len(), 2);
+
+    fs::write(dir.join("a.toml"), "[policy]\ninclude = [\"b.toml\"]\n").unwrap();
+    fs::write(dir.join("b.toml"), "[policy]\ninclude = [\"a.toml\"]\n").unwrap();
+    let e = Policy::from_file(dir.join("a.toml")).unwrap_err();
+    assert_eq!(e.diagnostics()[0].code, "policy-include-cycle");
+
+    fs::write(dir.join("c.toml"), "[policy]\ninclude = [\"missing.toml\"]\n").unwrap();
+    let e = Policy::from_file(dir.join("c.toml")).unwrap_err();
+    assert_eq!(e.diagnostics()[0].code, "policy-include");
+    assert!(e.to_string().contains("c.toml:2:"), "{e}");
+    fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn unreadable_policy_is_an_io_error() {
+    let e = Policy::from_file("/nonexistent/policy.toml").unwrap_err();
+    assert!(matches!(e, PolicyError::Io { .. }));
+    assert!(e.to_string().contains("/nonexistent/policy.toml"));
+}
+
+#[test]
+fn shipped_policies_load_and_developer_extends_read_only() {
+    let ro = Policy::shipped("read-only").unwrap().unwrap();
+    let dev = Policy::shipped("developer").unwrap().unwrap();
+    assert!(ro.examples.len() >= 20);
+    assert!(dev.examples.len() >= 20);
+    for name in ro.programs.keys() {
+        assert!(dev.programs.contains_key(name), "developer lacks {name}");
+    }
+    assert!(Policy::shipped("nope").is_none());
+}
