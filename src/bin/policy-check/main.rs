@@ -11,7 +11,11 @@ use clap::{Parser, Subcommand, ValueEnum};
 use shellgate::{report, Context, Decision, Policy, Verdict};
 
 #[derive(Parser)]
-#[command(name = "policy-check", version, about = "Check bash commands against a shellgate policy")]
+#[command(
+    name = "policy-check",
+    version,
+    about = "Check bash commands against a shellgate policy"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Cmd,
@@ -89,14 +93,20 @@ fn load(args: &PolicyArgs) -> Result<Policy, String> {
 fn context(cwd: Option<PathBuf>) -> Result<Context, String> {
     let dir = match cwd {
         Some(d) => d,
-        None => std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?,
+        None => std::env::current_dir()
+            .map_err(|e| format!("cannot read the current directory: {e}"))?,
     };
     Ok(Context::new(dir))
 }
 
 fn run(cli: Cli) -> Result<u8, String> {
     match cli.command {
-        Cmd::Check { policy, cwd, format, commands } => {
+        Cmd::Check {
+            policy,
+            cwd,
+            format,
+            commands,
+        } => {
             let policy = load(&policy)?;
             let ctx = context(cwd)?;
             check(&policy, &ctx, format, commands)
@@ -111,7 +121,11 @@ fn run(cli: Cli) -> Result<u8, String> {
                     Ok(0)
                 }
                 Err(e) => {
-                    let failing: Vec<_> = e.diagnostics().iter().filter(|d| d.code == "policy-example-failed").collect();
+                    let failing: Vec<_> = e
+                        .diagnostics()
+                        .iter()
+                        .filter(|d| d.code == "policy-example-failed")
+                        .collect();
                     if failing.is_empty() || failing.len() != e.diagnostics().len() {
                         return Err(e.to_string());
                     }
@@ -122,7 +136,11 @@ fn run(cli: Cli) -> Result<u8, String> {
                 }
             }
         }
-        Cmd::Explain { policy, cwd, command } => {
+        Cmd::Explain {
+            policy,
+            cwd,
+            command,
+        } => {
             let policy = load(&policy)?;
             let ctx = context(cwd)?;
             let d = policy.evaluate(&ctx, &command);
@@ -145,10 +163,16 @@ fn emit(out: &mut impl Write, format: Format, command: &str, d: &Decision) -> Re
         Format::Json => format!("{}\n", report::json_line(command, d)),
         Format::Text => report::human(command, d, false),
     };
-    out.write_all(text.as_bytes()).map_err(|e| format!("cannot write output: {e}"))
+    out.write_all(text.as_bytes())
+        .map_err(|e| format!("cannot write output: {e}"))
 }
 
-fn check(policy: &Policy, ctx: &Context, format: Format, commands: Vec<String>) -> Result<u8, String> {
+fn check(
+    policy: &Policy,
+    ctx: &Context,
+    format: Format,
+    commands: Vec<String>,
+) -> Result<u8, String> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let mut worst = Verdict::Allow;
@@ -199,7 +223,8 @@ fn check(policy: &Policy, ctx: &Context, format: Format, commands: Vec<String>) 
         worst = worst.max(d.verdict);
         emit(&mut out, format, &command, &d)?;
     }
-    out.flush().map_err(|e| format!("cannot write output: {e}"))?;
+    out.flush()
+        .map_err(|e| format!("cannot write output: {e}"))?;
     if bad_input {
         return Ok(2);
     }
