@@ -27,8 +27,10 @@
 
 pub mod evaluate;
 pub mod policy;
+pub mod redact;
 pub mod report;
 pub mod shell;
+pub mod truncate;
 
 pub use evaluate::{evaluate, Context, Decision, Reason};
 pub use policy::{Diagnostic, Location, Policy, PolicyError, RuleRef, Verdict};

@@ -592,3 +592,43 @@ fn cwd_decides_relative_paths() {
         Verdict::Deny
     );
 }
+
+#[test]
+fn brace_expansion_is_checked_as_the_words_bash_makes() {
+    assert_allowed(
+        read_only(),
+        &[
+            "cat {a,b}.txt",
+            "ls src/{x,y}",
+            "echo {1..3}",
+            "echo x >/dev/stderr",
+        ],
+    );
+    assert_allowed(
+        developer(),
+        &["mkdir -p src/{models,views}/tests", "touch f{1..3}.txt"],
+    );
+    assert_denied(
+        read_only(),
+        &[
+            ("sort {-o,out} a.txt", "option-denied"),
+            ("ls {/etc,.}", "path-read-outside"),
+            ("cat {a,../../etc/passwd}", "path-read-outside"),
+            ("cat x{1..100000}", "path-unresolved"),
+        ],
+    );
+    assert_denied(developer(), &[("rm -rf {/,x}", "path-write-outside")]);
+}
+
+#[test]
+fn coproc_and_background_jobs_are_seen() {
+    assert_denied(
+        read_only(),
+        &[
+            ("coproc rm a", "program-not-allowed"),
+            ("coproc ls", "env-not-allowed"),
+        ],
+    );
+    let d = decide(read_only(), "ls & rm a");
+    assert!(d.reasons.iter().any(|r| r.code == "program-not-allowed"));
+}

@@ -69,6 +69,11 @@ impl Eval<'_> {
         } else {
             args.to_vec()
         };
+        // Brace expansion comes before anything else bash does with the words.
+        let args: Vec<Word> = args
+            .into_iter()
+            .flat_map(|w| super::braces::expand(&w).unwrap_or_else(|| vec![w]))
+            .collect();
         let args = &args[..];
         let has_subcommands = !rule.subcommands.is_empty();
         let restricted = !rule.deny_options.is_empty()

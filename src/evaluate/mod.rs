@@ -5,6 +5,7 @@
 //! wrappers. Each finding that is not an allow becomes a [`Reason`]; the strictest verdict wins.
 
 mod args;
+mod braces;
 mod paths;
 mod scripts;
 pub mod wrappers;
@@ -307,15 +308,7 @@ impl<'a> Eval<'a> {
                 for r in &c.redirects {
                     self.redirect(r);
                 }
-                if c.background {
-                    let s = self.policy.shell.background.clone();
-                    self.setting(
-                        "background",
-                        &s,
-                        "runs a command in the background".into(),
-                        c.span,
-                    );
-                }
+                self.keywords(c.background, &c.keywords, c.span);
                 self.script(&c.body);
             }
             Command::Function(f) => {
@@ -334,6 +327,24 @@ impl<'a> Eval<'a> {
                 }
                 self.script(&f.body);
             }
+        }
+    }
+
+    /// `&` and `coproc` leave a job running in the session; `coproc` also assigns `COPROC`
+    /// (a `coproc NAME` is recorded by the lowering as an assignment of NAME).
+    fn keywords(&mut self, background: bool, keywords: &[shell::Keyword], span: Span) {
+        let coproc = keywords.contains(&shell::Keyword::Coproc);
+        if background || coproc {
+            let s = self.policy.shell.background.clone();
+            self.setting(
+                "background",
+                &s,
+                "runs a command in the background".into(),
+                span,
+            );
+        }
+        if coproc {
+            self.env_name("COPROC", span);
         }
     }
 
@@ -367,15 +378,7 @@ impl<'a> Eval<'a> {
         for w in &c.words {
             self.word(w);
         }
-        if c.background {
-            let s = self.policy.shell.background.clone();
-            self.setting(
-                "background",
-                &s,
-                "runs a command in the background".into(),
-                c.span,
-            );
-        }
+        self.keywords(c.background, &c.keywords, c.span);
         if !c.words.is_empty() {
             self.program(&c.words, c.span);
         }
@@ -603,17 +606,16 @@ impl<'a> Eval<'a> {
                         );
                     }
                     (_, None) => {
-                        self.reason(
-                            if write {
-                                "path-write-outside"
-                            } else {
-                                "path-read-outside"
-                            },
-                            Verdict::Deny,
-                            None,
-                            msg,
-                            w.span,
-                        );
+                        // Outside every allowed path: cite the list that would have to grow.
+                        let paths = &self.policy.paths;
+                        let list = if write { &paths.write } else { &paths.read };
+                        let rule = list.first().map(|p| p.rule.clone());
+                        let code = if write {
+                            "path-write-outside"
+                        } else {
+                            "path-read-outside"
+                        };
+                        self.reason(code, Verdict::Deny, rule.as_ref(), msg, w.span);
                     }
                 }
                 return None;

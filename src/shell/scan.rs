@@ -58,6 +58,14 @@ enum Term {
     Backtick { in_dq: bool },
 }
 
+/// Position and counters of one command-context scan.
+struct NormalState {
+    i: usize,
+    word_start: bool,
+    parens: usize,
+    cases: usize,
+}
+
 /// The scanner over `src[..end]` (absolute offsets into the top-level text).
 pub(crate) struct Scanner<'a> {
     s: &'a [u8],
@@ -360,102 +368,130 @@ impl<'a> Scanner<'a> {
     }
 
     /// Scans command context from `start` until `term`; returns the terminator's offset.
+    ///
+    /// Only the arms that recurse stay in this function, so its stack frame stays small
+    /// (it is on the stack once per nesting level); the rest is in [`Self::normal_misc`].
     fn scan_normal(&mut self, start: usize, term: Term) -> Result<usize, ParseError> {
         self.enter(start)?;
-        let mut i = start;
-        let mut word_start = true;
-        let mut parens = 0usize;
-        let mut cases = 0usize;
-        while let Some(b) = self.at(i) {
-            let mut next_word_start = guards::is_meta(b);
-            match b {
-                b'\\' => {
-                    match (self.at(i + 1), term) {
-                        (Some(b'\n'), _) => guards::check_line_continuation(self.s, i, 0)?,
-                        (Some(n), Term::Backtick { in_dq }) => {
-                            guards::check_backtick_escape(n, in_dq, i)?
-                        }
-                        _ => {}
+        let mut st = NormalState {
+            i: start,
+            word_start: true,
+            parens: 0,
+            cases: 0,
+        };
+        while let Some(b) = self.at(st.i) {
+            let i = st.i;
+            let recursed = match b {
+                b'"' => Some(self.scan_dq(i + 1)?),
+                b'`' if !matches!(term, Term::Backtick { .. }) => {
+                    Some(self.backtick_end(i, false)?)
+                }
+                b'$' => Some(self.scan_dollar(i, false)?),
+                b'<' | b'>' if self.at(i + 1) == Some(b'(') => Some(self.paren_end(i + 1)?),
+                b'[' if st.word_start
+                    && self.at(i + 1) == Some(b'[')
+                    && ends_word(self.at(i + 2)) =>
+                {
+                    Some(self.skip_double_bracket(i)?)
+                }
+                _ => None,
+            };
+            if let Some(last) = recursed {
+                st.i = last + 1;
+                st.word_start = false;
+                continue;
+            }
+            if let Some(end) = self.normal_misc(b, &mut st, term)? {
+                self.depth -= 1;
+                return Ok(end);
+            }
+        }
+        self.normal_end(start, term)
+    }
+
+    /// One byte of command context that does not open a nested context; `Some` when the
+    /// scan ends at this byte.
+    #[inline(never)]
+    fn normal_misc(
+        &mut self,
+        b: u8,
+        st: &mut NormalState,
+        term: Term,
+    ) -> Result<Option<usize>, ParseError> {
+        let mut i = st.i;
+        let mut next_word_start = guards::is_meta(b);
+        match b {
+            b'\\' => {
+                match (self.at(i + 1), term) {
+                    (Some(b'\n'), _) => guards::check_line_continuation(self.s, i, 0)?,
+                    (Some(n), Term::Backtick { in_dq }) => {
+                        guards::check_backtick_escape(n, in_dq, i)?
                     }
+                    _ => {}
+                }
+                i += 1;
+            }
+            b'\'' => i = self.single_quote_end(i)?,
+            b'`' => return Ok(Some(i)),
+            b'#' if st.word_start => {
+                while self.at(i + 1).is_some_and(|c| c != b'\n') {
                     i += 1;
                 }
-                b'\'' => i = self.single_quote_end(i)?,
-                b'"' => i = self.scan_dq(i + 1)?,
-                b'`' => {
-                    if matches!(term, Term::Backtick { .. }) {
-                        self.depth -= 1;
-                        return Ok(i);
-                    }
-                    i = self.backtick_end(i, false)?;
-                }
-                b'$' => i = self.scan_dollar(i, false)?,
-                b'#' if word_start => {
-                    while self.at(i + 1).is_some_and(|c| c != b'\n') {
-                        i += 1;
-                    }
-                }
-                b'\n' if !self.pending.is_empty() => {
-                    i = self.read_heredocs(i + 1)?;
-                    word_start = true;
-                    continue;
-                }
-                b'(' => {
-                    if word_start && self.at(i + 1) == Some(b'(') {
-                        // `((` starts an arithmetic command when it closes with `))`.
-                        let outer = self.arith_paren_end(i);
-                        let inner = self.arith_paren_end(i + 1);
-                        if let (Ok(o), Ok(n)) = (outer, inner) {
-                            if n + 1 == o {
-                                i = o + 1;
-                                word_start = false;
-                                continue;
-                            }
+            }
+            b'\n' if !self.pending.is_empty() => {
+                st.i = self.read_heredocs(i + 1)?;
+                st.word_start = true;
+                return Ok(None);
+            }
+            b'(' => {
+                if st.word_start && self.at(i + 1) == Some(b'(') {
+                    // `((` starts an arithmetic command when it closes with `))`.
+                    let outer = self.arith_paren_end(i);
+                    let inner = self.arith_paren_end(i + 1);
+                    if let (Ok(o), Ok(n)) = (outer, inner) {
+                        if n + 1 == o {
+                            st.i = o + 1;
+                            st.word_start = false;
+                            return Ok(None);
                         }
                     }
-                    parens += 1;
                 }
-                b')' => {
-                    if parens > 0 {
-                        parens -= 1;
-                    } else if term == Term::Paren && cases == 0 {
-                        self.depth -= 1;
-                        return Ok(i);
-                    }
-                }
-                b'[' if word_start && self.at(i + 1) == Some(b'[') && ends_word(self.at(i + 2)) => {
-                    i = self.skip_double_bracket(i)?;
-                    next_word_start = false;
-                }
-                b'c' if word_start && self.starts(i, "case") && ends_word(self.at(i + 4)) => {
-                    cases += 1;
-                    i += 3;
-                    next_word_start = false;
-                }
-                b'e' if word_start && self.starts(i, "esac") && ends_word(self.at(i + 4)) => {
-                    cases = cases.saturating_sub(1);
-                    i += 3;
-                    next_word_start = false;
-                }
-                b'<' | b'>' => {
-                    if self.at(i + 1) == Some(b'(') {
-                        self.enter(i)?;
-                        i = self.paren_end(i + 1)?;
-                        self.depth -= 1;
-                        next_word_start = false;
-                    } else {
-                        i = self.redirect(i)?;
-                        next_word_start = true;
-                    }
-                }
-                b'&' if self.at(i + 1) == Some(b'>') => {
-                    i = self.redirect(i)?;
-                    next_word_start = true;
-                }
-                _ => {}
+                st.parens += 1;
             }
-            word_start = next_word_start;
-            i += 1;
+            b')' => {
+                if st.parens > 0 {
+                    st.parens -= 1;
+                } else if term == Term::Paren && st.cases == 0 {
+                    return Ok(Some(i));
+                }
+            }
+            b'c' if st.word_start && self.starts(i, "case") && ends_word(self.at(i + 4)) => {
+                st.cases += 1;
+                i += 3;
+                next_word_start = false;
+            }
+            b'e' if st.word_start && self.starts(i, "esac") && ends_word(self.at(i + 4)) => {
+                st.cases = st.cases.saturating_sub(1);
+                i += 3;
+                next_word_start = false;
+            }
+            b'<' | b'>' => {
+                i = self.redirect(i)?;
+                next_word_start = true;
+            }
+            b'&' if self.at(i + 1) == Some(b'>') => {
+                i = self.redirect(i)?;
+                next_word_start = true;
+            }
+            _ => {}
         }
+        st.word_start = next_word_start;
+        st.i = i + 1;
+        Ok(None)
+    }
+
+    #[inline(never)]
+    fn normal_end(&mut self, start: usize, term: Term) -> Result<usize, ParseError> {
         match term {
             Term::End => {
                 self.depth -= 1;

@@ -203,11 +203,15 @@ impl Ctx<'_> {
                     p.push(WordPart::SingleQuoted(self.text(i + 1, e)?.to_string()));
                     i = e + 1;
                 }
-                b'"' => {
-                    let e = self.scanner(b).dq_end(i)?;
-                    let inner = self.lex_dq(i + 1, e, None)?;
-                    p.push(WordPart::DoubleQuoted(inner));
-                    i = e + 1;
+                b'"' | b'`' => {
+                    let (part, n) = self.lx_quoted_or_subst(c, i, b)?;
+                    p.push(part);
+                    i = n;
+                }
+                b'<' | b'>' if next == Some(b'(') => {
+                    let (part, n) = self.lx_quoted_or_subst(c, i, b)?;
+                    p.push(part);
+                    i = n;
                 }
                 b'$' => {
                     let (part, n) = self.lex_dollar(i, b, false)?;
@@ -216,21 +220,6 @@ impl Ctx<'_> {
                         None => p.lit.push('$'),
                     }
                     i = n;
-                }
-                b'`' => {
-                    let e = self.scanner(b).backtick_end(i, false)?;
-                    let script = self.parse_range(i + 1, e)?;
-                    p.push(WordPart::CommandSubst(script));
-                    i = e + 1;
-                }
-                b'<' | b'>' if next == Some(b'(') => {
-                    let e = self.scanner(b).paren_end(i + 1)?;
-                    let script = self.parse_range(i + 2, e)?;
-                    p.push(WordPart::ProcessSubst {
-                        output: c == b'>',
-                        script,
-                    });
-                    i = e + 1;
                 }
                 b'*' | b'?' | b'+' | b'@' | b'!' if opts.glob && next == Some(b'(') => {
                     let e = self.scanner(b).arith_paren_end(i + 1)?;
@@ -315,6 +304,39 @@ impl Ctx<'_> {
             }
         }
         Ok(p.finish())
+    }
+
+    /// `"..."`, a backtick substitution or a process substitution starting at `i`.
+    #[inline(never)]
+    fn lx_quoted_or_subst(
+        &mut self,
+        c: u8,
+        i: usize,
+        b: usize,
+    ) -> Result<(WordPart, usize), ParseError> {
+        match c {
+            b'"' => {
+                let e = self.scanner(b).dq_end(i)?;
+                let inner = self.lex_dq(i + 1, e, None)?;
+                Ok((WordPart::DoubleQuoted(inner), e + 1))
+            }
+            b'`' => {
+                let e = self.scanner(b).backtick_end(i, false)?;
+                let script = self.parse_range(i + 1, e)?;
+                Ok((WordPart::CommandSubst(script), e + 1))
+            }
+            _ => {
+                let e = self.scanner(b).paren_end(i + 1)?;
+                let script = self.parse_range(i + 2, e)?;
+                Ok((
+                    WordPart::ProcessSubst {
+                        output: c == b'>',
+                        script,
+                    },
+                    e + 1,
+                ))
+            }
+        }
     }
 
     /// A tilde prefix at `i`: the user name (possibly empty) and where it ends.
@@ -484,22 +506,8 @@ impl Ctx<'_> {
     ) -> Result<(Option<WordPart>, usize), ParseError> {
         let next = self.byte(i + 1).filter(|_| i + 1 < b);
         match next {
-            Some(b'(') => {
-                if self.byte(i + 2) == Some(b'(') {
-                    if let Some(e) = self.scanner(b).arith_dollar_end(i)? {
-                        let ar = self.arith(i + 3, e - 1)?;
-                        return Ok((Some(WordPart::Arithmetic(ar)), e + 1));
-                    }
-                }
-                let e = self.scanner(b).paren_end(i + 1)?;
-                let script = self.parse_range(i + 2, e)?;
-                Ok((Some(WordPart::CommandSubst(script)), e + 1))
-            }
-            Some(b'{') => {
-                let e = self.scanner(b).brace_param_end(i + 1)?;
-                let param = self.param(i, i + 2, e, in_dq)?;
-                Ok((Some(WordPart::Param(param)), e + 1))
-            }
+            Some(b'(') => self.lx_dollar_paren(i, b),
+            Some(b'{') => self.lx_dollar_brace(i, b, in_dq),
             Some(b'[') => {
                 let e = (i + 2..b)
                     .find(|&j| self.byte(j) == Some(b']'))
@@ -507,19 +515,7 @@ impl Ctx<'_> {
                 let ar = self.arith(i + 2, e)?;
                 Ok((Some(WordPart::Arithmetic(ar)), e + 1))
             }
-            Some(b'\'') if !in_dq => {
-                let e = self.scanner(b).ansi_c_end(i + 1)?;
-                let raw = self.text(i + 2, e)?;
-                let decoded = super::ansi_c::decode(raw).map_err(|off| {
-                    err(
-                        ParseErrorKind::Unsupported,
-                        i + 2 + off,
-                        (i + 4 + off).min(e),
-                        "a $'...' escape that yields a NUL byte or invalid UTF-8",
-                    )
-                })?;
-                Ok((Some(WordPart::AnsiC(decoded)), e + 1))
-            }
+            Some(b'\'') if !in_dq => self.lx_ansi_c(i, b),
             Some(b'"') if !in_dq => {
                 let e = self.scanner(b).dq_end(i + 1)?;
                 let inner = self.lex_dq(i + 2, e, None)?;
@@ -549,6 +545,50 @@ impl Ctx<'_> {
             }
             _ => Ok((None, i + 1)),
         }
+    }
+
+    #[inline(never)]
+    fn lx_dollar_paren(
+        &mut self,
+        i: usize,
+        b: usize,
+    ) -> Result<(Option<WordPart>, usize), ParseError> {
+        if self.byte(i + 2) == Some(b'(') {
+            if let Some(e) = self.scanner(b).arith_dollar_end(i)? {
+                let ar = self.arith(i + 3, e - 1)?;
+                return Ok((Some(WordPart::Arithmetic(ar)), e + 1));
+            }
+        }
+        let e = self.scanner(b).paren_end(i + 1)?;
+        let script = self.parse_range(i + 2, e)?;
+        Ok((Some(WordPart::CommandSubst(script)), e + 1))
+    }
+
+    #[inline(never)]
+    fn lx_dollar_brace(
+        &mut self,
+        i: usize,
+        b: usize,
+        in_dq: bool,
+    ) -> Result<(Option<WordPart>, usize), ParseError> {
+        let e = self.scanner(b).brace_param_end(i + 1)?;
+        let param = self.param(i, i + 2, e, in_dq)?;
+        Ok((Some(WordPart::Param(param)), e + 1))
+    }
+
+    #[inline(never)]
+    fn lx_ansi_c(&mut self, i: usize, b: usize) -> Result<(Option<WordPart>, usize), ParseError> {
+        let e = self.scanner(b).ansi_c_end(i + 1)?;
+        let raw = self.text(i + 2, e)?;
+        let decoded = super::ansi_c::decode(raw).map_err(|off| {
+            err(
+                ParseErrorKind::Unsupported,
+                i + 2 + off,
+                (i + 4 + off).min(e),
+                "a $'...' escape that yields a NUL byte or invalid UTF-8",
+            )
+        })?;
+        Ok((Some(WordPart::AnsiC(decoded)), e + 1))
     }
 
     /// `${...}`: `dollar` is the `$`, the text is `src[a..e]`, `e` is the closing brace.

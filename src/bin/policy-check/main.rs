@@ -10,6 +10,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 use shellgate::{report, Context, Decision, Policy, Verdict};
 
+mod output_cmds;
+
 #[derive(Parser)]
 #[command(
     name = "policy-check",
@@ -65,6 +67,27 @@ enum Cmd {
         cwd: Option<PathBuf>,
         /// The command.
         command: String,
+    },
+    /// Redact credentials from stdin to stdout (exit 0).
+    Redact {
+        /// A policy file; only its `[redact]` table is read.
+        #[arg(long)]
+        policy: Option<PathBuf>,
+        /// A standalone redaction rules file.
+        #[arg(long)]
+        rules: Option<PathBuf>,
+        /// Print a count per rule on stderr.
+        #[arg(long)]
+        stats: bool,
+    },
+    /// Truncate stdin to a byte and line budget, keeping head and (more) tail.
+    Truncate {
+        /// Byte budget (default 30000).
+        #[arg(long)]
+        max_bytes: Option<usize>,
+        /// Line budget (default 400).
+        #[arg(long)]
+        max_lines: Option<usize>,
     },
 }
 
@@ -136,6 +159,15 @@ fn run(cli: Cli) -> Result<u8, String> {
                 }
             }
         }
+        Cmd::Redact {
+            policy,
+            rules,
+            stats,
+        } => output_cmds::redact_cmd(policy.as_deref(), rules.as_deref(), stats).map(exit_code),
+        Cmd::Truncate {
+            max_bytes,
+            max_lines,
+        } => output_cmds::truncate_cmd(max_bytes, max_lines).map(exit_code),
         Cmd::Explain {
             policy,
             cwd,
@@ -148,6 +180,10 @@ fn run(cli: Cli) -> Result<u8, String> {
             Ok(exit_for(d.verdict))
         }
     }
+}
+
+fn exit_code(code: i32) -> u8 {
+    u8::try_from(code).unwrap_or(2)
 }
 
 fn exit_for(v: Verdict) -> u8 {
