@@ -30,6 +30,7 @@ const BYPASS_CLASSES: &[&str] = &[
     "parser-confusion",
     "keyword-prefix",
     "nested-shell",
+    "brace-expansion",
     "optional-value",
     "subcommand-confusion",
     "script-desync",
