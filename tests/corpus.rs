@@ -47,12 +47,20 @@ const MIN_ORDINARY: usize = 150;
 
 fn read_only() -> &'static Policy {
     static P: OnceLock<Policy> = OnceLock::new();
-    P.get_or_init(|| Policy::shipped("read-only").expect("shipped").expect("valid"))
+    P.get_or_init(|| {
+        Policy::shipped("read-only")
+            .expect("shipped")
+            .expect("valid")
+    })
 }
 
 fn developer() -> &'static Policy {
     static P: OnceLock<Policy> = OnceLock::new();
-    P.get_or_init(|| Policy::shipped("developer").expect("shipped").expect("valid"))
+    P.get_or_init(|| {
+        Policy::shipped("developer")
+            .expect("shipped")
+            .expect("valid")
+    })
 }
 
 /// One corpus line.
@@ -71,7 +79,10 @@ struct Corpus {
 }
 
 fn corpus_path(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("corpus").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join("corpus")
+        .join(name)
 }
 
 /// The payload field is JSON-string escaped (`\n`, `\t`, `\\`, `\"`, `\u0000`) without the
@@ -100,7 +111,10 @@ fn load(name: &str) -> Corpus {
         }
         let fields: Vec<&str> = raw.split('\t').collect();
         if fields.len() != 3 {
-            problems.push(format!("{name}:{line}: {} tab-separated fields, want 3: {raw:?}", fields.len()));
+            problems.push(format!(
+                "{name}:{line}: {} tab-separated fields, want 3: {raw:?}",
+                fields.len()
+            ));
             continue;
         }
         let (class, payload, note) = (fields[0], fields[1], fields[2]);
@@ -109,11 +123,22 @@ fn load(name: &str) -> Corpus {
             continue;
         }
         match unescape(payload) {
-            Ok(command) => entries.push(Entry { line, class: class.to_string(), command, note: note.to_string() }),
-            Err(e) => problems.push(format!("{name}:{line}: payload is not a JSON string body ({e}): {payload}")),
+            Ok(command) => entries.push(Entry {
+                line,
+                class: class.to_string(),
+                command,
+                note: note.to_string(),
+            }),
+            Err(e) => problems.push(format!(
+                "{name}:{line}: payload is not a JSON string body ({e}): {payload}"
+            )),
         }
     }
-    assert!(problems.is_empty(), "malformed corpus lines:\n{}", problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "malformed corpus lines:\n{}",
+        problems.join("\n")
+    );
     for e in &entries {
         assert!(
             headers.contains(&e.class),
@@ -135,8 +160,14 @@ fn describe(policy: &Policy, e: &Entry, d: &Decision) -> String {
         s.push_str(" (no reasons)");
     }
     for r in &d.reasons {
-        let text = e.command.get(r.span.range()).unwrap_or("<span out of range>");
-        s.push_str(&format!("\n      {} ({}): {} [at {:?}]", r.code, r.verdict, r.message, text));
+        let text = e
+            .command
+            .get(r.span.range())
+            .unwrap_or("<span out of range>");
+        s.push_str(&format!(
+            "\n      {} ({}): {} [at {:?}]",
+            r.code, r.verdict, r.message, text
+        ));
     }
     s
 }
@@ -146,7 +177,11 @@ fn counts(entries: &[Entry]) -> String {
     for e in entries {
         *by_class.entry(&e.class).or_default() += 1;
     }
-    by_class.iter().map(|(c, n)| format!("{c}={n}")).collect::<Vec<_>>().join(" ")
+    by_class
+        .iter()
+        .map(|(c, n)| format!("{c}={n}"))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 #[test]
@@ -154,12 +189,24 @@ fn corpus_files_are_well_formed_and_large_enough() {
     let bypass = load("bypass.tsv");
     let ordinary = load("ordinary.tsv");
     for class in BYPASS_CLASSES {
-        assert!(bypass.headers.iter().any(|h| h == class), "bypass.tsv lacks the `# class: {class}` header");
-        assert!(bypass.entries.iter().filter(|e| e.class == *class).count() >= 2, "bypass class {class} has fewer than 2 payloads");
+        assert!(
+            bypass.headers.iter().any(|h| h == class),
+            "bypass.tsv lacks the `# class: {class}` header"
+        );
+        assert!(
+            bypass.entries.iter().filter(|e| e.class == *class).count() >= 2,
+            "bypass class {class} has fewer than 2 payloads"
+        );
     }
     for class in ORDINARY_CLASSES {
-        assert!(ordinary.headers.iter().any(|h| h == class), "ordinary.tsv lacks the `# class: {class}` header");
-        assert!(ordinary.entries.iter().any(|e| e.class == *class), "ordinary class {class} is empty");
+        assert!(
+            ordinary.headers.iter().any(|h| h == class),
+            "ordinary.tsv lacks the `# class: {class}` header"
+        );
+        assert!(
+            ordinary.entries.iter().any(|e| e.class == *class),
+            "ordinary class {class} is empty"
+        );
     }
     assert!(
         bypass.entries.len() >= MIN_BYPASS,
@@ -181,7 +228,10 @@ fn corpus_files_are_well_formed_and_large_enough() {
     let mut seen = BTreeMap::new();
     for e in &bypass.entries {
         if let Some(prev) = seen.insert(e.command.clone(), e.line) {
-            panic!("bypass.tsv:{} repeats the payload of line {prev}: {:?}", e.line, e.command);
+            panic!(
+                "bypass.tsv:{} repeats the payload of line {prev}: {:?}",
+                e.line, e.command
+            );
         }
     }
 }
@@ -245,7 +295,12 @@ fn ordinary_refused_commands_are_still_refused() {
         .entries
         .iter()
         .filter(|e| policy.evaluate(&ctx, &e.command).verdict == Verdict::Allow)
-        .map(|e| format!("ordinary-refused.tsv:{} {:?}: now allowed, move it to ordinary.tsv", e.line, e.command))
+        .map(|e| {
+            format!(
+                "ordinary-refused.tsv:{} {:?}: now allowed, move it to ordinary.tsv",
+                e.line, e.command
+            )
+        })
         .collect();
     assert!(now_allowed.is_empty(), "{}", now_allowed.join("\n"));
 }
