@@ -608,10 +608,15 @@ impl<'s> Ctx<'s> {
         let _ = span;
         let mut body = None;
         let mut redirects = Vec::new();
+        let mut extra = Vec::new();
         for (field, c) in children_of(node) {
             match (field, c.kind()) {
                 (Some("body"), _) => body = Some(c),
-                (_, "file_redirect") => redirects.push(self.redirect(u, c)?),
+                (_, "file_redirect") => {
+                    let (r, words) = self.redirect(u, c)?;
+                    redirects.push(r);
+                    extra.extend(words);
+                }
                 _ => {
                     return Err(unsupported(
                         self.span(u, c),
@@ -625,9 +630,16 @@ impl<'s> Ctx<'s> {
         let last = cmds
             .last_mut()
             .ok_or_else(|| unsupported(span, "a redirection without a command"))?;
+        if !extra.is_empty() && !matches!(last, Command::Simple(_)) {
+            return Err(unsupported(
+                span,
+                "words after a redirection of a compound command",
+            ));
+        }
         match last {
             Command::Simple(s) => {
                 s.redirects.extend(redirects);
+                s.words.extend(extra);
                 s.span = s.span.join(span);
             }
             Command::Compound(c) => {
@@ -877,7 +889,16 @@ impl<'s> Ctx<'s> {
             match (field, child.kind()) {
                 (Some("name"), _) => name = Some(child),
                 (Some("body"), _) => body = Some(child),
-                (_, "file_redirect") => redirects.push(self.redirect(u, child)?),
+                (_, "file_redirect") => {
+                    let (r, extra) = self.redirect(u, child)?;
+                    if !extra.is_empty() {
+                        return Err(unsupported(
+                            self.span(u, child),
+                            "words after a redirection of a function",
+                        ));
+                    }
+                    redirects.push(r);
+                }
                 _ if child.is_named() => {
                     return Err(unsupported(
                         self.span(u, child),
@@ -1026,6 +1047,52 @@ impl<'s> Ctx<'s> {
                 let (Some(left), Some(right)) = (side("left"), side("right")) else {
                     return Err(unsupported(self.span(u, n), "a test without two operands"));
                 };
+                // tree-sitter-bash gives `=~` and `==` a lower precedence than `&&`, so
+                // `[[ a && $y =~ b ]]` comes as `(a && $y) =~ b`: a side that is itself an
+                // expression is walked as one (every operand is still found). Arithmetic
+                // operators are refused in that case, so no operand loses its arithmetic
+                // reading.
+                let is_expr = |name: &str| {
+                    kids.iter().any(|(f, c)| {
+                        *f == Some(name)
+                            && matches!(
+                                c.kind(),
+                                "binary_expression"
+                                    | "unary_expression"
+                                    | "parenthesized_expression"
+                            )
+                    })
+                };
+                let arith_op = matches!(op.as_str(), "-eq" | "-ne" | "-lt" | "-le" | "-gt" | "-ge");
+                if op != "&&" && op != "||" && (is_expr("left") || is_expr("right")) {
+                    if arith_op {
+                        return Err(unsupported(
+                            self.span(u, n),
+                            "an arithmetic test the parser grouped wrongly",
+                        ));
+                    }
+                    for (f, c) in &kids {
+                        if matches!(*f, Some("left") | Some("right")) {
+                            if matches!(
+                                c.kind(),
+                                "binary_expression"
+                                    | "unary_expression"
+                                    | "parenthesized_expression"
+                            ) {
+                                self.test_expr(u, *c, words, arith)?;
+                            } else {
+                                let sp = self.span(u, *c);
+                                let opts = if *f == Some("right") && op == "=~" {
+                                    super::words::REGEX
+                                } else {
+                                    PATTERN
+                                };
+                                words.push(self.word(sp.start, sp.end, opts)?);
+                            }
+                        }
+                    }
+                    return Ok(());
+                }
                 match op.as_str() {
                     "&&" | "||" => {
                         for (f, c) in &kids {
@@ -1077,7 +1144,10 @@ impl<'s> Ctx<'s> {
                 } else if op.starts_with('-') && op.len() == 2 {
                     let w = self.word(a, b, TEST_OPERAND)?;
                     if op == "-v" && self.text(a, b)?.contains('[') {
-                        arith.push(self.arith(a, b)?);
+                        // The word already holds the expansions; keep the names.
+                        let mut ar = self.arith(a, b)?;
+                        ar.words.clear();
+                        arith.push(ar);
                     }
                     words.push(w);
                 } else {
@@ -1135,7 +1205,9 @@ impl<'s> Ctx<'s> {
                     prev_word_end = None;
                 }
                 (Some("redirect"), "file_redirect") => {
-                    cmd.redirects.push(self.redirect(u, child)?);
+                    let (r, extra) = self.redirect(u, child)?;
+                    cmd.redirects.push(r);
+                    cmd.words.extend(extra);
                     prev_word_end = None;
                 }
                 (Some("name"), "command_name") | (Some("argument"), _) => {
@@ -1153,6 +1225,11 @@ impl<'s> Ctx<'s> {
                             cmd.words.push(w);
                             continue;
                         }
+                    }
+                    // tree-sitter reads the `0` of `0<file` as an argument.
+                    if field == Some("argument") && is_fd_of_site(u, s) {
+                        prev_word_end = None;
+                        continue;
                     }
                     let w = self.word(s.start, s.end, ARG)?;
                     if let Some(end) = prev_word_end {
@@ -1303,7 +1380,13 @@ impl<'s> Ctx<'s> {
         Ok(a)
     }
 
-    fn redirect(&mut self, u: &mut Unit<'_>, node: Node<'_>) -> Result<Redirect, ParseError> {
+    /// A redirection, and the words tree-sitter wrongly put after its target (`cmd <f x`
+    /// has `x` as a second destination; bash passes it to `cmd`).
+    fn redirect(
+        &mut self,
+        u: &mut Unit<'_>,
+        node: Node<'_>,
+    ) -> Result<(Redirect, Vec<Word>), ParseError> {
         let span = self.span(u, node);
         let mut op_pos = None;
         let mut descriptor = None;
@@ -1329,6 +1412,8 @@ impl<'s> Ctx<'s> {
         match (descriptor, site.fd) {
             (None, None) => {}
             (Some(d), Some((_, start))) if d.start == start && d.end == site.pos => {}
+            // The digits were read as an argument of the command and skipped there.
+            (None, Some((_, start))) if start < site.pos => {}
             _ => {
                 return Err(unsupported(
                     span,
@@ -1343,8 +1428,17 @@ impl<'s> Ctx<'s> {
                 message: "a redirection without a target".into(),
             });
         };
-        let (ta, tb) = (u.base + first.start_byte(), u.base + last.end_byte());
+        let _ = last;
+        let (ta, tb) = (u.base + first.start_byte(), u.base + first.end_byte());
         let target = self.word(ta, tb, ARG)?;
+        let mut extra = Vec::new();
+        let mut prev_end = tb;
+        for d in dest.iter().skip(1) {
+            let ds = self.span(u, *d);
+            self.check_gap(prev_end, ds.start)?;
+            extra.push(self.word(ds.start, ds.end, ARG)?);
+            prev_end = ds.end;
+        }
         let mut op = site.op;
         if op == RedirectOp::DupOut {
             let is_fd = target.static_value().is_some_and(|v| {
@@ -1360,14 +1454,24 @@ impl<'s> Ctx<'s> {
             None => None,
         };
         let start = site.fd.map_or(site.pos, |(_, s)| s);
-        Ok(Redirect {
-            span: Span::new(start, tb),
-            fd: site.fd.map(|(n, _)| n),
-            op,
-            target,
-            heredoc,
-        })
+        Ok((
+            Redirect {
+                span: Span::new(start, tb),
+                fd: site.fd.map(|(n, _)| n),
+                op,
+                target,
+                heredoc,
+            },
+            extra,
+        ))
     }
+}
+
+/// Whether `s` is exactly the fd digits of a redirection site.
+fn is_fd_of_site(u: &Unit<'_>, s: Span) -> bool {
+    u.sites
+        .get(&s.end)
+        .is_some_and(|site| site.fd.is_some_and(|(_, start)| start == s.start))
 }
 
 fn is_word_kind(k: &str) -> bool {
