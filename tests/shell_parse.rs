@@ -1112,6 +1112,23 @@ mod constructs {
     }
 
     #[test]
+    fn case_inside_substitutions() {
+        assert_eq!(argv("x=$(case a in a) id;; esac)"), v(&[&["id"]]));
+        assert_eq!(
+            argv("echo $(echo case)"),
+            v(&[&["echo", "<dyn>"], &["echo", "case"]])
+        );
+        assert_eq!(
+            argv("echo $(for x in case; do id; done)"),
+            v(&[&["echo", "<dyn>"], &["id"]])
+        );
+        assert_eq!(
+            argv("echo \"$(if a; then case x in (a) id;; b|c) ls;; esac; fi)\""),
+            v(&[&["echo", "<dyn>"], &["a"], &["id"], &["ls"]])
+        );
+    }
+
+    #[test]
     fn appended_commands_on_tricky_prefixes() {
         for prefix in [
             "cat <<EOF\nx\nEOF",

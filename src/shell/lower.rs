@@ -231,7 +231,7 @@ impl<'s> Ctx<'s> {
                 markers.insert(start + kw.next, m);
             }
         };
-        self.check_tree(&tree, start)?;
+        self.check_tree(&tree, start, &work)?;
 
         let mut unit = Unit {
             base: start,
@@ -275,12 +275,21 @@ impl<'s> Ctx<'s> {
     }
 
     /// Refuses ERROR and MISSING nodes, too deep trees and too many nodes (iteratively).
-    fn check_tree(&mut self, tree: &Tree, base: usize) -> Result<(), ParseError> {
+    ///
+    /// It also checks that the tree covers the text: every byte outside the leaves (and
+    /// outside the word nodes, which our lexer reads whole) must be a blank or a line
+    /// continuation, so that no text the parser skipped can hold a command.
+    fn check_tree(&mut self, tree: &Tree, base: usize, work: &[u8]) -> Result<(), ParseError> {
         let mut c = tree.walk();
         let mut depth = 0usize;
+        let mut covered = 0usize;
         loop {
             let n = c.node();
             self.nodes += 1;
+            if n.start_byte() >= covered && (n.child_count() == 0 || is_word_kind(n.kind())) {
+                check_gap_blank(work, covered, n.start_byte(), base)?;
+                covered = n.end_byte();
+            }
             let span = Span::new(base + n.start_byte(), base + n.end_byte());
             if self.nodes > self.limits.max_nodes {
                 return Err(err(
@@ -336,7 +345,7 @@ impl<'s> Ctx<'s> {
                     break;
                 }
                 if !c.goto_parent() {
-                    return Ok(());
+                    return check_gap_blank(work, covered, work.len(), base);
                 }
                 depth -= 1;
             }
@@ -1465,6 +1474,25 @@ impl<'s> Ctx<'s> {
             extra,
         ))
     }
+}
+
+/// Text between tree leaves must be blanks or line continuations.
+fn check_gap_blank(work: &[u8], from: usize, to: usize, base: usize) -> Result<(), ParseError> {
+    let gap = work.get(from..to).unwrap_or_default();
+    let mut i = 0;
+    while i < gap.len() {
+        match gap.get(i) {
+            Some(b' ' | b'\t' | b'\n') => i += 1,
+            Some(b'\\') if gap.get(i + 1) == Some(&b'\n') => i += 2,
+            _ => {
+                return Err(unsupported(
+                    Span::new(base + from + i, base + to),
+                    "text the parser did not account for",
+                ))
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Whether `s` is exactly the fd digits of a redirection site.

@@ -62,9 +62,16 @@ enum Term {
 struct NormalState {
     i: usize,
     word_start: bool,
+    /// Whether the next word is in command position (where `case` is a reserved word).
+    cmd_pos: bool,
     parens: usize,
     cases: usize,
 }
+
+/// Reserved words after which the next word is again in command position.
+const LEADING_RESERVED: &[&[u8]] = &[
+    b"then", b"do", b"else", b"elif", b"if", b"while", b"until", b"!", b"time", b"{", b"}",
+];
 
 /// The scanner over `src[..end]` (absolute offsets into the top-level text).
 pub(crate) struct Scanner<'a> {
@@ -376,6 +383,7 @@ impl<'a> Scanner<'a> {
         let mut st = NormalState {
             i: start,
             word_start: true,
+            cmd_pos: true,
             parens: 0,
             cases: 0,
         };
@@ -399,6 +407,7 @@ impl<'a> Scanner<'a> {
             if let Some(last) = recursed {
                 st.i = last + 1;
                 st.word_start = false;
+                st.cmd_pos = false;
                 continue;
             }
             if let Some(end) = self.normal_misc(b, &mut st, term)? {
@@ -457,23 +466,50 @@ impl<'a> Scanner<'a> {
                     }
                 }
                 st.parens += 1;
+                st.cmd_pos = true;
             }
             b')' => {
                 if st.parens > 0 {
                     st.parens -= 1;
+                    st.cmd_pos = false;
                 } else if term == Term::Paren && st.cases == 0 {
                     return Ok(Some(i));
+                } else {
+                    // A case pattern's `)`: its commands follow.
+                    st.cmd_pos = true;
                 }
+                st.word_start = true;
+                st.i = i + 1;
+                return Ok(None);
             }
-            b'c' if st.word_start && self.starts(i, "case") && ends_word(self.at(i + 4)) => {
-                st.cases += 1;
-                i += 3;
-                next_word_start = false;
-            }
-            b'e' if st.word_start && self.starts(i, "esac") && ends_word(self.at(i + 4)) => {
-                st.cases = st.cases.saturating_sub(1);
-                i += 3;
-                next_word_start = false;
+            c if st.word_start
+                && (c.is_ascii_alphabetic() || c == b'!' || c == b'{' || c == b'}') =>
+            {
+                // A plain word: `case` in command position opens patterns whose `)` do
+                // not close a substitution; `esac` ends them.
+                let mut j = i + 1;
+                while self
+                    .at(j)
+                    .is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_')
+                    && c != b'!'
+                    && c != b'{'
+                    && c != b'}'
+                {
+                    j += 1;
+                }
+                if ends_word(self.at(j)) {
+                    let tok = self.s.get(i..j).unwrap_or_default();
+                    if st.cmd_pos && tok == b"case" {
+                        st.cases += 1;
+                    } else if tok == b"esac" && st.cases > 0 {
+                        st.cases -= 1;
+                    }
+                    st.cmd_pos = LEADING_RESERVED.contains(&tok);
+                    st.word_start = false;
+                    st.i = j;
+                    return Ok(None);
+                }
+                st.cmd_pos = false;
             }
             b'<' | b'>' => {
                 i = self.redirect(i)?;
@@ -483,6 +519,7 @@ impl<'a> Scanner<'a> {
                 i = self.redirect(i)?;
                 next_word_start = true;
             }
+            b';' | b'&' | b'|' | b'\n' => st.cmd_pos = true,
             _ => {}
         }
         st.word_start = next_word_start;
@@ -859,9 +896,13 @@ mod tests {
 
     #[test]
     fn substitution_ends() {
-        let src = "$(echo ')' \"$(a)\" ${x:-)} case x in a) b;; esac)z";
+        let src = "$(echo ')' \"$(a)\" ${x:-)}; case x in a) b;; esac)z";
         let mut sc = Scanner::new(src, src.len(), 128);
         assert_eq!(sc.paren_end(1).unwrap(), src.len() - 2);
+        // `case` as an argument is not a reserved word: the `)` closes.
+        let src = "$(echo case x in a) b";
+        let mut sc = Scanner::new(src, src.len(), 128);
+        assert_eq!(sc.paren_end(1).unwrap(), 18);
     }
 
     #[test]
