@@ -7,8 +7,7 @@ pub(crate) fn decode(raw: &str) -> Result<String, usize> {
     let b = raw.as_bytes();
     let mut out: Vec<u8> = Vec::with_capacity(b.len());
     let mut i = 0;
-    while i < b.len() {
-        let c = b[i];
+    while let Some(&c) = b.get(i) {
         if c != b'\\' {
             out.push(c);
             i += 1;

@@ -23,6 +23,7 @@ pub(crate) struct Ctx<'s> {
     nodes: usize,
     /// Ranges re-parsed as nested scripts, in order.
     nested_log: Vec<(usize, usize)>,
+    parser: Option<Parser>,
 }
 
 /// Keywords tree-sitter reads as program names (`time`, `coproc`), removed from the text
@@ -109,7 +110,29 @@ impl<'s> Ctx<'s> {
             depth: 0,
             nodes: 0,
             nested_log: Vec::new(),
+            parser: None,
         }
+    }
+
+    /// The tree-sitter parser, created once per top-level parse and reused for nested ones.
+    fn parser(&mut self, start: usize, end: usize) -> Result<&mut Parser, ParseError> {
+        if self.parser.is_none() {
+            let mut parser = Parser::new();
+            parser
+                .set_language(&tree_sitter_bash::LANGUAGE.into())
+                .map_err(|e| {
+                    err(
+                        ParseErrorKind::Syntax,
+                        start,
+                        end,
+                        format!("parser setup: {e}"),
+                    )
+                })?;
+            self.parser = Some(parser);
+        }
+        self.parser
+            .as_mut()
+            .ok_or_else(|| err(ParseErrorKind::Syntax, start, end, "no parser"))
     }
 
     /// Enters one level of nesting, refusing past the depth limit.
@@ -177,21 +200,11 @@ impl<'s> Ctx<'s> {
         let mut work = working_copy(self.src, start, end, &sc);
         let sites: BTreeMap<usize, Site> = sc.sites.into_iter().map(|s| (s.pos, s)).collect();
 
-        let mut parser = Parser::new();
-        parser
-            .set_language(&tree_sitter_bash::LANGUAGE.into())
-            .map_err(|e| {
-                err(
-                    ParseErrorKind::Syntax,
-                    start,
-                    end,
-                    format!("parser setup: {e}"),
-                )
-            })?;
         let mut markers: BTreeMap<usize, Marker> = BTreeMap::new();
         let mut rounds = 0;
         let tree = loop {
-            let tree = parser
+            let tree = self
+                .parser(start, end)?
                 .parse(&work, None)
                 .ok_or_else(|| err(ParseErrorKind::Syntax, start, end, "the parser gave up"))?;
             let found = find_keywords(tree.root_node(), &work);
@@ -861,7 +874,7 @@ impl<'s> Ctx<'s> {
         );
         for (field, child) in children_of(node) {
             match (field, child.kind()) {
-                (Some("value"), _) => c.words.push(self.node_word(u, child, ARG)?),
+                (Some("value"), _) => c.words.push(self.node_word(u, child, TEST_OPERAND)?),
                 (_, "case_item") => {
                     let mut last = None;
                     for (f, item) in children_of(child) {
@@ -1221,6 +1234,12 @@ impl<'s> Ctx<'s> {
                 }
                 (Some("name"), "command_name") | (Some("argument"), _) => {
                     let s = self.span(u, child);
+                    if field == Some("name") && matches!(self.src.get(s.range()), Some("{" | "}")) {
+                        return Err(unsupported(
+                            s,
+                            "a `{` or `}` the parser read as a program name",
+                        ));
+                    }
                     // tree-sitter splits `$"..."` into a `$` token and a string.
                     if prev_word_end == Some(s.start)
                         && cmd
@@ -1439,7 +1458,13 @@ impl<'s> Ctx<'s> {
         };
         let _ = last;
         let (ta, tb) = (u.base + first.start_byte(), u.base + first.end_byte());
-        let target = self.word(ta, tb, ARG)?;
+        // A here-string is neither globbed nor brace-expanded.
+        let opts = if site.op == RedirectOp::HereString {
+            TEST_OPERAND
+        } else {
+            ARG
+        };
+        let target = self.word(ta, tb, opts)?;
         let mut extra = Vec::new();
         let mut prev_end = tb;
         for d in dest.iter().skip(1) {
@@ -1610,6 +1635,28 @@ fn find_keywords(root: Node<'_>, work: &[u8]) -> Vec<FoundKeyword> {
                 out.push(found);
             }
         }
+        if n.kind() == "negated_command" {
+            // `! { ls; }`: tree-sitter reads `{` as a program name after `!`.
+            if let (Some(bang), Some(cmd)) = (n.child(0), n.named_child(0)) {
+                let name = cmd.child(0).filter(|c| c.kind() == "command_name");
+                if bang.kind() == "!"
+                    && cmd.kind() == "command"
+                    && name.and_then(|c| work.get(c.byte_range())) == Some(b"{".as_slice())
+                {
+                    let mut next = bang.end_byte();
+                    while work.get(next).is_some_and(|&b| b == b' ' || b == b'\t') {
+                        next += 1;
+                    }
+                    out.push(FoundKeyword {
+                        keywords: vec![Keyword::Bang],
+                        blank_start: bang.start_byte(),
+                        blank_end: bang.end_byte(),
+                        next,
+                        name: None,
+                    });
+                }
+            }
+        }
         if c.goto_first_child() {
             continue;
         }
@@ -1717,5 +1764,101 @@ fn keyword_of(n: Node<'_>, work: &[u8]) -> Option<FoundKeyword> {
             })
         }
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lower(src: &str) -> Result<Script, ParseError> {
+        Ctx::new(src, Limits::default()).parse_range(0, src.len())
+    }
+
+    fn keywords_found(src: &str) -> Vec<(usize, usize, usize, Vec<Keyword>)> {
+        let mut p = Parser::new();
+        p.set_language(&tree_sitter_bash::LANGUAGE.into()).unwrap();
+        let t = p.parse(src, None).unwrap();
+        find_keywords(t.root_node(), src.as_bytes())
+            .into_iter()
+            .map(|k| (k.blank_start, k.blank_end, k.next, k.keywords))
+            .collect()
+    }
+
+    #[test]
+    fn keyword_detection() {
+        assert_eq!(
+            keywords_found("time -p -- ls"),
+            vec![(0, 10, 11, vec![Keyword::Time])]
+        );
+        assert_eq!(
+            keywords_found("! ! ls"),
+            vec![(2, 3, 4, vec![Keyword::Bang])]
+        );
+        assert_eq!(keywords_found("a | time ls"), vec![]);
+        assert_eq!(keywords_found("X=1 time ls"), vec![]);
+        assert_eq!(keywords_found("'time' ls"), vec![]);
+        let c = keywords_found("coproc NAME { ls; }");
+        assert_eq!(c, vec![(0, 11, 12, vec![Keyword::Coproc])]);
+        assert_eq!(
+            keywords_found("coproc ls"),
+            vec![(0, 6, 7, vec![Keyword::Coproc])]
+        );
+        assert_eq!(
+            keywords_found("! { ls; }"),
+            vec![(0, 1, 2, vec![Keyword::Bang])]
+        );
+    }
+
+    #[test]
+    fn names() {
+        assert!(is_name("_a1"));
+        assert!(!is_name("1a"));
+        assert!(!is_name(""));
+        assert!(!is_name("a-b"));
+    }
+
+    #[test]
+    fn gaps_must_be_blank() {
+        assert!(check_gap_blank(b"a \t\\\n b", 1, 6, 0).is_ok());
+        assert_eq!(
+            check_gap_blank(b"a x b", 1, 4, 10).unwrap_err().span,
+            Span::new(12, 14)
+        );
+    }
+
+    #[test]
+    fn every_redirection_and_keyword_is_placed() {
+        let s = lower("cat <a >b 2>&1").unwrap();
+        match &s.commands[0] {
+            Command::Simple(c) => assert_eq!(c.redirects.len(), 3),
+            other => panic!("{other:?}"),
+        }
+        // A `time` with nothing after it has no command to attach to.
+        assert_eq!(lower("time").unwrap_err().kind, ParseErrorKind::Unsupported);
+    }
+
+    #[test]
+    fn unknown_tokens_and_programs_named_braces_are_refused() {
+        assert_eq!(lower("} x").unwrap_err().kind, ParseErrorKind::Unsupported);
+        assert_eq!(
+            lower("echo \"abc").unwrap_err().kind,
+            ParseErrorKind::Missing
+        );
+        assert_eq!(
+            lower("if true; then ls").unwrap_err().kind,
+            ParseErrorKind::Syntax
+        );
+    }
+
+    #[test]
+    fn function_names_must_be_static() {
+        match &lower("f() { :; }").unwrap().commands[0] {
+            Command::Function(f) => {
+                assert_eq!((f.name.as_str(), f.name_span), ("f", Span::new(0, 1)))
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(lower("function $x { :; }").is_err());
     }
 }

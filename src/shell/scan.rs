@@ -47,6 +47,20 @@ pub(crate) struct HereDocSite {
     found: bool,
 }
 
+#[cfg(test)]
+impl HereDocSite {
+    /// A found here-document, for tests of the body lowering.
+    pub(crate) fn for_tests(strip_tabs: bool, quoted: bool, body: Span) -> Self {
+        HereDocSite {
+            strip_tabs,
+            quoted,
+            delimiter: "EOF".into(),
+            body,
+            found: true,
+        }
+    }
+}
+
 /// Where a scan stops.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Term {
@@ -265,13 +279,13 @@ impl<'a> Scanner<'a> {
                 }
                 self.enter(i)?;
                 let r = self.paren_end(i + 1);
-                self.depth -= 1;
+                self.depth = self.depth.saturating_sub(1);
                 r
             }
             Some(b'{') => {
                 self.enter(i)?;
                 let r = self.brace_param_end(i + 1);
-                self.depth -= 1;
+                self.depth = self.depth.saturating_sub(1);
                 r
             }
             Some(b'[') => {
@@ -293,7 +307,7 @@ impl<'a> Scanner<'a> {
             Some(b'"') if !in_dq => {
                 self.enter(i)?;
                 let r = self.scan_dq(i + 2);
-                self.depth -= 1;
+                self.depth = self.depth.saturating_sub(1);
                 r
             }
             _ => Ok(i),
@@ -317,7 +331,7 @@ impl<'a> Scanner<'a> {
         while let Some(b) = self.at(i) {
             match b {
                 b'"' => {
-                    self.depth -= 1;
+                    self.depth = self.depth.saturating_sub(1);
                     return Ok(i);
                 }
                 b'\\' => {
@@ -347,7 +361,7 @@ impl<'a> Scanner<'a> {
         while let Some(b) = self.at(i) {
             match b {
                 b'}' if depth == 0 => {
-                    self.depth -= 1;
+                    self.depth = self.depth.saturating_sub(1);
                     return Ok(i);
                 }
                 b'}' => depth -= 1,
@@ -411,7 +425,7 @@ impl<'a> Scanner<'a> {
                 continue;
             }
             if let Some(end) = self.normal_misc(b, &mut st, term)? {
-                self.depth -= 1;
+                self.depth = self.depth.saturating_sub(1);
                 return Ok(end);
             }
         }
@@ -531,7 +545,7 @@ impl<'a> Scanner<'a> {
     fn normal_end(&mut self, start: usize, term: Term) -> Result<usize, ParseError> {
         match term {
             Term::End => {
-                self.depth -= 1;
+                self.depth = self.depth.saturating_sub(1);
                 Ok(self.end)
             }
             Term::Paren => Err(err(

@@ -989,3 +989,121 @@ fn dedup(v: &mut Vec<String>) {
     let mut seen = std::collections::HashSet::new();
     v.retain(|s| seen.insert(s.clone()));
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn word(src: &str, opts: WordOpts) -> Result<Word, ParseError> {
+        Ctx::new(src, Limits::default()).word(0, src.len(), opts)
+    }
+
+    fn parts(src: &str) -> Vec<WordPart> {
+        word(src, ARG).unwrap().parts
+    }
+
+    #[test]
+    fn quotes_and_escapes() {
+        assert_eq!(parts("\\r\\m"), [WordPart::Literal("rm".into())]);
+        assert_eq!(
+            parts("a'b'\"c\"$'d'"),
+            [
+                WordPart::Literal("a".into()),
+                WordPart::SingleQuoted("b".into()),
+                WordPart::DoubleQuoted(vec![WordPart::Literal("c".into())]),
+                WordPart::AnsiC("d".into())
+            ]
+        );
+        assert_eq!(
+            parts("\"\\$x\\q\""),
+            [WordPart::DoubleQuoted(vec![WordPart::Literal(
+                "$x\\q".into()
+            )])]
+        );
+    }
+
+    #[test]
+    fn tilde_rules() {
+        assert_eq!(parts("~"), [WordPart::Tilde(String::new())]);
+        assert_eq!(parts("~+/x")[0], WordPart::Tilde("+".into()));
+        assert_eq!(parts("~\"u\"")[0], WordPart::Literal("~".into()));
+        assert_eq!(
+            word("a:~/b", ASSIGN).unwrap().parts[1],
+            WordPart::Tilde(String::new())
+        );
+        assert_eq!(parts("a:~/b"), [WordPart::Literal("a:~/b".into())]);
+    }
+
+    #[test]
+    fn braces_and_globs() {
+        assert_eq!(parts("{a,b}"), [WordPart::Brace("{a,b}".into())]);
+        assert_eq!(parts("{a..c}"), [WordPart::Brace("{a..c}".into())]);
+        assert_eq!(parts("{a}"), [WordPart::Literal("{a}".into())]);
+        assert_eq!(parts("{'a',b}")[0], WordPart::Brace("{".into()));
+        assert_eq!(
+            word("{a,b}", ASSIGN).unwrap().static_value().as_deref(),
+            Some("{a,b}")
+        );
+        assert_eq!(parts("[]a]"), [WordPart::Glob("[]a]".into())]);
+        assert_eq!(parts("a["), [WordPart::Literal("a[".into())]);
+        assert_eq!(
+            word("*", ASSIGN).unwrap().static_value().as_deref(),
+            Some("*")
+        );
+    }
+
+    #[test]
+    fn dollar_forms() {
+        assert_eq!(parts("$"), [WordPart::Literal("$".into())]);
+        assert_eq!(parts("$%"), [WordPart::Literal("$%".into())]);
+        match &parts("$HOME/x")[0] {
+            WordPart::Param(p) => {
+                assert_eq!(p.name, "HOME");
+                assert_eq!(p.span, Span::new(0, 5));
+            }
+            other => panic!("{other:?}"),
+        }
+        match &parts("${#x}")[0] {
+            WordPart::Param(p) => {
+                assert_eq!((p.name.as_str(), p.operator.as_deref()), ("x", Some("#")))
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(word("${x", ARG).unwrap_err().kind, ParseErrorKind::Missing);
+        assert_eq!(word("${}", ARG).unwrap_err().kind, ParseErrorKind::Syntax);
+        assert_eq!(word("${x;}", ARG).unwrap_err().kind, ParseErrorKind::Syntax);
+    }
+
+    #[test]
+    fn metacharacters_inside_a_word_are_a_disagreement() {
+        assert_eq!(
+            word("a b", ARG).unwrap_err().kind,
+            ParseErrorKind::Unsupported
+        );
+        assert_eq!(
+            word("a;b", ARG).unwrap_err().kind,
+            ParseErrorKind::Unsupported
+        );
+        assert!(word("a b", REGEX).is_ok());
+    }
+
+    #[test]
+    fn arithmetic_names() {
+        let mut ctx = Ctx::new("a[b[c]]+=d++ + --e * $f - 0x1f + 16#ff", Limits::default());
+        let a = ctx.arith(0, ctx.src.len()).unwrap();
+        assert_eq!(a.variables, ["a", "b", "c", "d", "e", "f"]);
+        assert_eq!(a.assigns, ["a", "d", "e"]);
+        assert_eq!(a.words.len(), 1);
+    }
+
+    #[test]
+    fn heredoc_bodies() {
+        let src = "\tx $(id)\n\t\\$y\n";
+        let mut ctx = Ctx::new(src, Limits::default());
+        let site = super::super::scan::HereDocSite::for_tests(true, false, Span::new(0, src.len()));
+        let h = ctx.heredoc_body(&site).unwrap();
+        assert_eq!(h.body.parts[0], WordPart::Literal("x ".into()));
+        assert!(matches!(h.body.parts[1], WordPart::CommandSubst(_)));
+        assert_eq!(h.body.parts[2], WordPart::Literal("\n$y\n".into()));
+    }
+}
