@@ -387,6 +387,31 @@ mod limits {
         );
     }
 
+    /// Hostile words of the default maximum size parse in bounded time (the glob and
+    /// brace look-ahead is bounded; a quadratic scan took seconds here).
+    #[test]
+    fn hostile_words_are_not_quadratic() {
+        let n = Limits::default().max_bytes - 16;
+        for src in [
+            format!("echo {}", "{".repeat(n)),
+            format!("echo {}{}", "{".repeat(n / 2), "}".repeat(n / 2)),
+            format!("echo {}", "[".repeat(n)),
+            format!("echo {}]", "[".repeat(n - 1)),
+            format!("echo {}", "$".repeat(n)),
+            format!("echo {}", "${a}".repeat(n / 4)),
+            format!("echo {}", "time ".repeat(n / 5)),
+        ] {
+            let t = std::time::Instant::now();
+            let _ = parse(&src);
+            assert!(
+                t.elapsed().as_secs() < 20,
+                "{:?}: {:?}",
+                &src[..12],
+                t.elapsed()
+            );
+        }
+    }
+
     #[test]
     fn node_limit() {
         let src = "ls a b c; ".repeat(100);

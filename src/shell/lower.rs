@@ -1628,10 +1628,14 @@ const COMPOUND_STARTERS: &[&str] = &[
 fn find_keywords(root: Node<'_>, work: &[u8]) -> Vec<FoundKeyword> {
     let mut out = Vec::new();
     let mut c = root.walk();
+    // The kind of each ancestor and the index of the path's child in it (tree-sitter's
+    // `Node::parent` is not constant-time).
+    let mut stack: Vec<(&'static str, usize)> = Vec::new();
     loop {
         let n = c.node();
         if n.kind() == "command" {
-            if let Some(found) = keyword_of(n, work) {
+            let later_stage = stack.last().is_some_and(|&(k, i)| k == "pipeline" && i > 0);
+            if let Some(found) = keyword_of(n, work, later_stage) {
                 out.push(found);
             }
         }
@@ -1657,21 +1661,28 @@ fn find_keywords(root: Node<'_>, work: &[u8]) -> Vec<FoundKeyword> {
                 }
             }
         }
+        let kind = n.kind();
         if c.goto_first_child() {
+            stack.push((kind, 0));
             continue;
         }
         loop {
             if c.goto_next_sibling() {
+                if let Some(top) = stack.last_mut() {
+                    top.1 += 1;
+                }
                 break;
             }
             if !c.goto_parent() {
                 return out;
             }
+            stack.pop();
         }
     }
 }
 
-fn keyword_of(n: Node<'_>, work: &[u8]) -> Option<FoundKeyword> {
+/// `later_stage`: the command is a pipeline stage after the first.
+fn keyword_of(n: Node<'_>, work: &[u8], later_stage: bool) -> Option<FoundKeyword> {
     let first = n.child(0)?;
     if first.kind() != "command_name" || first.named_child_count() != 1 {
         return None;
@@ -1697,10 +1708,8 @@ fn keyword_of(n: Node<'_>, work: &[u8]) -> Option<FoundKeyword> {
         b"time" | b"!" => {
             // Only at the start of a pipeline: after `|` bash runs a `time` program (and
             // `!` is a syntax error). `time -p -- ! ! cmd` is read as one chain.
-            if let Some(parent) = n.parent() {
-                if parent.kind() == "pipeline" && parent.child(0).map(|c| c.id()) != Some(n.id()) {
-                    return None;
-                }
+            if later_stage {
+                return None;
             }
             let mut keywords = Vec::new();
             let mut end = word.start_byte();

@@ -89,6 +89,19 @@ const PARAM_WORD: WordOpts = WordOpts {
     allow_meta: true,
 };
 
+/// How far the glob and brace look-ahead goes before assuming the worst.
+const SCAN_LIMIT: usize = 512;
+
+/// What follows a `[` in a word.
+enum BracketEnd {
+    /// A plain bracket expression ending at this `]`.
+    Simple(usize),
+    /// A bracket expression with quotes or expansions inside, or one too long to check.
+    Complex,
+    /// No closing `]`: a literal `[`.
+    None,
+}
+
 /// Accumulates parts, merging adjacent literal text.
 #[derive(Default)]
 struct Parts {
@@ -243,25 +256,22 @@ impl Ctx<'_> {
                     p.push(WordPart::Glob((c as char).to_string()));
                     i += 1;
                 }
-                b'[' if opts.glob => {
-                    match self.bracket_end(i, b) {
-                        Some((e, simple)) => {
-                            if simple {
-                                p.push(WordPart::Glob(self.text(i, e + 1)?.to_string()));
-                                i = e + 1;
-                            } else {
-                                // Quotes or expansions inside: mark the word as a glob and
-                                // keep lexing the inside normally.
-                                p.push(WordPart::Glob("[".into()));
-                                i += 1;
-                            }
-                        }
-                        None => {
-                            p.lit.push('[');
-                            i += 1;
-                        }
+                b'[' if opts.glob => match self.bracket_end(i, b) {
+                    BracketEnd::Simple(e) => {
+                        p.push(WordPart::Glob(self.text(i, e + 1)?.to_string()));
+                        i = e + 1;
                     }
-                }
+                    BracketEnd::Complex => {
+                        // Quotes or expansions inside: mark the word as a glob and keep
+                        // lexing the inside normally.
+                        p.push(WordPart::Glob("[".into()));
+                        i += 1;
+                    }
+                    BracketEnd::None => {
+                        p.lit.push('[');
+                        i += 1;
+                    }
+                },
                 b'{' if opts.brace => match self.brace_end(i, b)? {
                     Some((e, plain)) => {
                         if plain {
@@ -357,7 +367,10 @@ impl Ctx<'_> {
 
     /// For `[` at `i`: the offset of a closing `]` in the word, and whether the bracket
     /// expression is plain text (no quotes, escapes or expansions).
-    fn bracket_end(&self, i: usize, b: usize) -> Option<(usize, bool)> {
+    fn bracket_end(&self, i: usize, b: usize) -> BracketEnd {
+        // Bounded look-ahead keeps hostile words (`[[[[...`) linear; past the bound the
+        // `[` is taken as a glob, which only makes the word dynamic.
+        let limit = b.min(i + SCAN_LIMIT);
         let mut j = i + 1;
         if matches!(self.byte(j), Some(b'!' | b'^')) {
             j += 1;
@@ -366,25 +379,40 @@ impl Ctx<'_> {
             j += 1;
         }
         let mut simple = true;
-        while j < b {
-            match self.byte(j)? {
-                b']' => return Some((j, simple)),
-                b'\'' | b'"' | b'\\' | b'$' | b'`' => simple = false,
+        while j < limit {
+            match self.byte(j) {
+                Some(b']') => {
+                    return if simple {
+                        BracketEnd::Simple(j)
+                    } else {
+                        BracketEnd::Complex
+                    }
+                }
+                Some(b'\'' | b'"' | b'\\' | b'$' | b'`') => simple = false,
+                None => break,
                 _ => {}
             }
             j += 1;
         }
-        None
+        if limit < b {
+            BracketEnd::Complex
+        } else {
+            BracketEnd::None
+        }
     }
 
     /// For `{` at `i`: whether it opens a brace expansion (a matching `}` with an unquoted
     /// top-level `,` or `..`); returns the `}` and whether the inside is plain text.
     fn brace_end(&mut self, i: usize, b: usize) -> Result<Option<(usize, bool)>, ParseError> {
+        // Bounded look-ahead (see `bracket_end`): past the bound, or on a quote we cannot
+        // close within it, the `{` is taken as a brace expansion (the word is dynamic).
+        let limit = b.min(i + SCAN_LIMIT);
+        let give_up = Ok(Some((i, false)));
         let mut depth = 0usize;
         let mut j = i + 1;
         let mut plain = true;
         let mut expands = false;
-        while j < b {
+        while j < limit {
             let Some(c) = self.byte(j) else { break };
             match c {
                 b'{' => depth += 1,
@@ -400,18 +428,28 @@ impl Ctx<'_> {
                 }
                 b'\'' => {
                     plain = false;
-                    j = self.scanner(b).single_quote_end(j)?;
+                    match self.scanner(limit).single_quote_end(j) {
+                        Ok(e) => j = e,
+                        Err(_) => return give_up,
+                    }
                 }
                 b'"' => {
                     plain = false;
-                    j = self.scanner(b).dq_end(j)?;
+                    match self.scanner(limit).dq_end(j) {
+                        Ok(e) => j = e,
+                        Err(_) => return give_up,
+                    }
                 }
                 b'$' | b'`' | b'<' | b'>' => plain = false,
                 _ => {}
             }
             j += 1;
         }
-        Ok(None)
+        if limit < b {
+            give_up
+        } else {
+            Ok(None)
+        }
     }
 
     /// Double-quoted text (or an unquoted here-document body when `heredoc` is set, with
