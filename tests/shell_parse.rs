@@ -1153,6 +1153,30 @@ mod constructs {
         );
     }
 
+    /// Regressions found by fuzzing against bash: tree-sitter splits one bash word at an
+    /// escaped character (and drops the escape), or glues an assignment to the program.
+    #[test]
+    fn words_split_by_the_parser_are_rejoined_or_refused() {
+        assert_eq!(argv("echo 'a'\\ b"), v(&[&["echo", "a b"]]));
+        assert_eq!(argv("echo \\ a"), v(&[&["echo", " a"]]));
+        assert_eq!(
+            argv("echo \"a\"\\b $'x'\\y $\"x\"y"),
+            v(&[&["echo", "ab", "xy", "xy"]])
+        );
+        assert_eq!(
+            argv("find . -exec rm {} \\;"),
+            v(&[&["find", ".", "-exec", "rm", "{}", ";"]])
+        );
+        // Bash assigns X=echo and runs rm: never report a program `echo` here.
+        assert_eq!(
+            kind("X=''\\e\\c\\h\\o rm -rf /"),
+            ParseErrorKind::Unsupported
+        );
+        assert_eq!(kind("X='='\\_ b\\b"), ParseErrorKind::Unsupported);
+        assert_eq!(argv("X=a\\^ bb c"), v(&[&["bb", "c"]]));
+        assert_eq!(argv("echo $'\\c?'")[0][1], "\u{7f}");
+    }
+
     #[test]
     fn appended_commands_on_tricky_prefixes() {
         for prefix in [

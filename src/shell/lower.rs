@@ -40,6 +40,10 @@ struct Unit<'t> {
     sites: BTreeMap<usize, Site>,
     claimed: HashSet<usize>,
     markers: BTreeMap<usize, Marker>,
+    /// Escaped characters outside every tree node (start -> end), and by end.
+    loose: BTreeMap<usize, usize>,
+    loose_by_end: BTreeMap<usize, usize>,
+    loose_claimed: HashSet<usize>,
     _tree: &'t Tree,
 }
 
@@ -244,13 +248,16 @@ impl<'s> Ctx<'s> {
                 markers.insert(start + kw.next, m);
             }
         };
-        self.check_tree(&tree, start, &work)?;
+        let loose = self.check_tree(&tree, start, &work)?;
 
         let mut unit = Unit {
             base: start,
             sites,
             claimed: HashSet::new(),
             markers,
+            loose_by_end: loose.iter().map(|&(a, b)| (b, a)).collect(),
+            loose: loose.into_iter().collect(),
+            loose_claimed: HashSet::new(),
             _tree: &tree,
         };
         let root = tree.root_node();
@@ -275,6 +282,16 @@ impl<'s> Ctx<'s> {
                 ));
             }
         }
+        if let Some((&a, &b)) = unit
+            .loose
+            .iter()
+            .find(|(a, _)| !unit.loose_claimed.contains(a) && !inside(**a))
+        {
+            return Err(unsupported(
+                Span::new(a, b),
+                "text the parser did not account for",
+            ));
+        }
         if let Some((&pos, _)) = unit.markers.iter().find(|(&p, _)| !inside(p)) {
             return Err(unsupported(
                 Span::new(pos, pos),
@@ -292,7 +309,13 @@ impl<'s> Ctx<'s> {
     /// It also checks that the tree covers the text: every byte outside the leaves (and
     /// outside the word nodes, which our lexer reads whole) must be a blank or a line
     /// continuation, so that no text the parser skipped can hold a command.
-    fn check_tree(&mut self, tree: &Tree, base: usize, work: &[u8]) -> Result<(), ParseError> {
+    fn check_tree(
+        &mut self,
+        tree: &Tree,
+        base: usize,
+        work: &[u8],
+    ) -> Result<Vec<(usize, usize)>, ParseError> {
+        let mut loose = Vec::new();
         let mut c = tree.walk();
         let mut depth = 0usize;
         let mut covered = 0usize;
@@ -300,7 +323,7 @@ impl<'s> Ctx<'s> {
             let n = c.node();
             self.nodes += 1;
             if n.start_byte() >= covered && (n.child_count() == 0 || is_word_kind(n.kind())) {
-                check_gap_blank(work, covered, n.start_byte(), base)?;
+                check_gap_blank(work, covered, n.start_byte(), base, &mut loose)?;
                 covered = n.end_byte();
             }
             let span = Span::new(base + n.start_byte(), base + n.end_byte());
@@ -358,7 +381,8 @@ impl<'s> Ctx<'s> {
                     break;
                 }
                 if !c.goto_parent() {
-                    return check_gap_blank(work, covered, work.len(), base);
+                    check_gap_blank(work, covered, work.len(), base, &mut loose)?;
+                    return Ok(loose);
                 }
                 depth -= 1;
             }
@@ -535,6 +559,9 @@ impl<'s> Ctx<'s> {
                     self.span(u, c),
                     format!("unexpected `{}`", c.kind()),
                 ));
+            }
+            if let Some(prev) = assigns.last().map(|a: &Assignment| a.span.end) {
+                self.check_gap(prev, self.span(u, c).start)?;
             }
             assigns.push(self.assignment(u, c)?);
         }
@@ -844,7 +871,13 @@ impl<'s> Ctx<'s> {
                         append: false,
                     });
                 }
-                Some("value") => c.words.push(self.node_word(u, child, ARG)?),
+                Some("value") => {
+                    let w = self.node_word(u, child, ARG)?;
+                    if let Some(prev) = c.words.last() {
+                        self.check_gap(prev.span.end, w.span.start)?;
+                    }
+                    c.words.push(w);
+                }
                 Some("body") => c.body.commands.extend(self.body_commands(u, child)?),
                 _ if child.is_named() && child.kind() != "comment" => {
                     return Err(unsupported(
@@ -1219,18 +1252,27 @@ impl<'s> Ctx<'s> {
     fn command(&mut self, u: &mut Unit<'_>, node: Node<'_>) -> Result<SimpleCommand, ParseError> {
         let span = self.span(u, node);
         let mut cmd = simple(span, vec![], vec![], vec![]);
-        let mut prev_word_end: Option<usize> = None;
+        let mut pending: Vec<Span> = Vec::new();
+        // After an assignment or a redirection target, the next word must be separated by
+        // a blank: tree-sitter splits `X=''\e\c\h\o rm` into `X=''` and a program
+        // `echo`, where bash assigns `echo` and runs `rm`.
+        let mut needs_blank_after: Option<usize> = None;
         for (field, child) in children_of(node) {
+            let cs = self.span(u, child);
             match (field, child.kind()) {
-                (_, "variable_assignment") if cmd.words.is_empty() => {
+                (_, "variable_assignment") if cmd.words.is_empty() && pending.is_empty() => {
+                    if let Some(end) = needs_blank_after {
+                        self.check_gap(end, cs.start)?;
+                    }
                     cmd.assignments.push(self.assignment(u, child)?);
-                    prev_word_end = None;
+                    needs_blank_after = Some(cs.end);
                 }
                 (Some("redirect"), "file_redirect") => {
+                    self.flush_words(u, &mut pending, &mut cmd.words)?;
                     let (r, extra) = self.redirect(u, child)?;
+                    needs_blank_after = Some(extra.last().map_or(r.span.end, |w| w.span.end));
                     cmd.redirects.push(r);
                     cmd.words.extend(extra);
-                    prev_word_end = None;
                 }
                 (Some("name"), "command_name") | (Some("argument"), _) => {
                     let s = self.span(u, child);
@@ -1240,31 +1282,15 @@ impl<'s> Ctx<'s> {
                             "a `{` or `}` the parser read as a program name",
                         ));
                     }
-                    // tree-sitter splits `$"..."` into a `$` token and a string.
-                    if prev_word_end == Some(s.start)
-                        && cmd
-                            .words
-                            .last()
-                            .is_some_and(|w| self.src.get(w.span.range()) == Some("$"))
-                    {
-                        if let Some(last) = cmd.words.pop() {
-                            let w = self.word(last.span.start, s.end, ARG)?;
-                            prev_word_end = Some(w.span.end);
-                            cmd.words.push(w);
-                            continue;
-                        }
-                    }
                     // tree-sitter reads the `0` of `0<file` as an argument.
                     if field == Some("argument") && is_fd_of_site(u, s) {
-                        prev_word_end = None;
+                        self.flush_words(u, &mut pending, &mut cmd.words)?;
                         continue;
                     }
-                    let w = self.word(s.start, s.end, ARG)?;
-                    if let Some(end) = prev_word_end {
-                        self.check_gap(end, w.span.start)?;
+                    if let Some(end) = needs_blank_after.take() {
+                        self.check_gap(end, s.start)?;
                     }
-                    prev_word_end = Some(w.span.end);
-                    cmd.words.push(w);
+                    pending.push(s);
                 }
                 (_, k) => {
                     return Err(unsupported(
@@ -1274,7 +1300,33 @@ impl<'s> Ctx<'s> {
                 }
             }
         }
+        self.flush_words(u, &mut pending, &mut cmd.words)?;
         Ok(cmd)
+    }
+
+    /// Lowers consecutive word nodes of a command. tree-sitter sometimes splits one bash
+    /// word (`$"x"`, `'a'\b`, `"a"\ b`) into several nodes and drops escaped characters
+    /// between them; nodes with nothing but such escapes between them are one word.
+    fn flush_words(
+        &mut self,
+        u: &mut Unit<'_>,
+        pending: &mut Vec<Span>,
+        out: &mut Vec<Word>,
+    ) -> Result<(), ParseError> {
+        let spans = join_word_spans(u, pending);
+        pending.clear();
+        let mut prev_end = out.last().map(|w| w.span.end);
+        for s in spans {
+            let w = self.word(s.start, s.end, ARG)?;
+            if let Some(end) = prev_end {
+                if end <= s.start {
+                    self.check_gap(end, s.start)?;
+                }
+            }
+            prev_end = Some(s.end);
+            out.push(w);
+        }
+        Ok(())
     }
 
     fn declaration(
@@ -1456,8 +1508,13 @@ impl<'s> Ctx<'s> {
                 message: "a redirection without a target".into(),
             });
         };
-        let _ = last;
-        let (ta, tb) = (u.base + first.start_byte(), u.base + first.end_byte());
+        let _ = (first, last);
+        let dest_spans: Vec<Span> = dest.iter().map(|d| self.span(u, *d)).collect();
+        let joined = join_word_spans(u, &dest_spans);
+        let Some(first) = joined.first().copied() else {
+            return Err(unsupported(span, "a redirection without a target"));
+        };
+        let (ta, tb) = (first.start, first.end);
         // A here-string is neither globbed nor brace-expanded.
         let opts = if site.op == RedirectOp::HereString {
             TEST_OPERAND
@@ -1467,8 +1524,7 @@ impl<'s> Ctx<'s> {
         let target = self.word(ta, tb, opts)?;
         let mut extra = Vec::new();
         let mut prev_end = tb;
-        for d in dest.iter().skip(1) {
-            let ds = self.span(u, *d);
+        for ds in joined.iter().skip(1).copied() {
             self.check_gap(prev_end, ds.start)?;
             extra.push(self.word(ds.start, ds.end, ARG)?);
             prev_end = ds.end;
@@ -1502,13 +1558,29 @@ impl<'s> Ctx<'s> {
 }
 
 /// Text between tree leaves must be blanks or line continuations.
-fn check_gap_blank(work: &[u8], from: usize, to: usize, base: usize) -> Result<(), ParseError> {
+fn check_gap_blank(
+    work: &[u8],
+    from: usize,
+    to: usize,
+    base: usize,
+    loose: &mut Vec<(usize, usize)>,
+) -> Result<(), ParseError> {
     let gap = work.get(from..to).unwrap_or_default();
     let mut i = 0;
     while i < gap.len() {
         match gap.get(i) {
             Some(b' ' | b'\t' | b'\n') => i += 1,
             Some(b'\\') if gap.get(i + 1) == Some(&b'\n') => i += 2,
+            Some(b'\\') if i + 1 < gap.len() => {
+                // An escaped character tree-sitter left out: it must be claimed by a
+                // word next to it (see `join_word_spans`), or the parse is refused.
+                let mut j = i + 2;
+                while gap.get(j).is_some_and(|b| (0x80..0xc0).contains(b)) {
+                    j += 1;
+                }
+                loose.push((base + from + i, base + from + j));
+                i = j;
+            }
             _ => {
                 return Err(unsupported(
                     Span::new(base + from + i, base + to),
@@ -1518,6 +1590,32 @@ fn check_gap_blank(work: &[u8], from: usize, to: usize, base: usize) -> Result<(
         }
     }
     Ok(())
+}
+
+/// Extends word spans over the escaped characters tree-sitter left out next to them, and
+/// joins spans that then touch (one bash word). Claims the escapes it uses.
+fn join_word_spans(u: &mut Unit<'_>, spans: &[Span]) -> Vec<Span> {
+    let mut out: Vec<Span> = Vec::new();
+    for &s in spans {
+        let mut s = s;
+        while let Some((&a, _)) = u.loose_by_end.get_key_value(&s.start).map(|(_, a)| (a, ())) {
+            if !u.loose_claimed.insert(a) {
+                break;
+            }
+            s.start = a;
+        }
+        while let Some(&e) = u.loose.get(&s.end) {
+            if !u.loose_claimed.insert(s.end) {
+                break;
+            }
+            s.end = e;
+        }
+        match out.last_mut() {
+            Some(last) if last.end == s.start => last.end = s.end,
+            _ => out.push(s),
+        }
+    }
+    out
 }
 
 /// Whether `s` is exactly the fd digits of a redirection site.
@@ -1829,9 +1927,14 @@ mod tests {
 
     #[test]
     fn gaps_must_be_blank() {
-        assert!(check_gap_blank(b"a \t\\\n b", 1, 6, 0).is_ok());
+        let mut loose = Vec::new();
+        assert!(check_gap_blank(b"a \t\\\n b", 1, 6, 0, &mut loose).is_ok());
+        assert!(check_gap_blank(b"a\\ b", 1, 3, 0, &mut loose).is_ok());
+        assert_eq!(loose, [(1, 3)]);
         assert_eq!(
-            check_gap_blank(b"a x b", 1, 4, 10).unwrap_err().span,
+            check_gap_blank(b"a x b", 1, 4, 10, &mut loose)
+                .unwrap_err()
+                .span,
             Span::new(12, 14)
         );
     }
