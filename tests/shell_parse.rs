@@ -1024,8 +1024,15 @@ mod constructs {
         );
         assert_eq!(argv("cat <<EOF\n\\$(id) \"q\"\nEOF"), v(&[&["cat"]]));
         assert_eq!(kind("cat <<EOF\nno end\n"), ParseErrorKind::Missing);
+        // bash joins continued lines before looking for the delimiter.
+        let src = "cat <<EOF\nfoo\\\nEOF\nrm -rf /\nEOF\nls";
+        assert_eq!(argv(src), v(&[&["cat"], &["ls"]]));
+        let cmds = simple(src);
+        let body = &cmds[0].redirects[0].heredoc.as_ref().unwrap().body;
+        assert_eq!(body.static_value().as_deref(), Some("fooEOF\nrm -rf /\n"));
+        assert_eq!(argv("cat <<EOF\nEO\\\nF\nls"), v(&[&["cat"], &["ls"]]));
         assert_eq!(
-            kind("cat <<EOF\nfoo\\\nEOF\nrm -rf /\nEOF"),
+            kind("cat <<-EOF\n\tfoo\\\n\tEOF\n"),
             ParseErrorKind::SplitWord
         );
     }

@@ -789,32 +789,42 @@ impl<'a> Scanner<'a> {
                         ),
                     ));
                 }
-                let line_end = (line_start..self.end)
-                    .find(|&j| self.s.get(j) == Some(&b'\n'))
-                    .unwrap_or(self.end);
-                let line = self.s.get(line_start..line_end).unwrap_or_default();
+                // In an unquoted body a backslash-newline joins lines before the delimiter
+                // is looked for (`EO\<newline>F` ends the body; `foo\<newline>EOF` does not).
+                let mut logical: Vec<u8> = Vec::new();
+                let mut phys = line_start;
+                let line_end = loop {
+                    let le = (phys..self.end)
+                        .find(|&j| self.s.get(j) == Some(&b'\n'))
+                        .unwrap_or(self.end);
+                    let line = self.s.get(phys..le).unwrap_or_default();
+                    let trailing = line.iter().rev().take_while(|&&b| b == b'\\').count();
+                    if !hd.quoted && trailing % 2 == 1 && le < self.end {
+                        if hd.strip_tabs {
+                            return Err(err(
+                                ParseErrorKind::SplitWord,
+                                le - 1,
+                                le + 1,
+                                "a backslash-newline inside a tab-stripped here-document body",
+                            ));
+                        }
+                        logical.extend_from_slice(line.get(..line.len() - 1).unwrap_or_default());
+                        phys = le + 1;
+                        continue;
+                    }
+                    logical.extend_from_slice(line);
+                    break le;
+                };
                 let cmp = if hd.strip_tabs {
-                    let t = line.iter().take_while(|&&b| b == b'\t').count();
-                    line.get(t..).unwrap_or_default()
+                    let t = logical.iter().take_while(|&&b| b == b'\t').count();
+                    logical.get(t..).unwrap_or_default()
                 } else {
-                    line
+                    &logical[..]
                 };
                 if cmp == hd.delimiter.as_bytes() {
                     body_end = line_start;
                     next = (line_end + 1).min(self.end);
                     break;
-                }
-                if !hd.quoted {
-                    let trailing = line.iter().rev().take_while(|&&b| b == b'\\').count();
-                    if trailing % 2 == 1 && line_end < self.end {
-                        return Err(err(
-                            ParseErrorKind::SplitWord,
-                            line_end - 1,
-                            line_end + 1,
-                            "a backslash-newline inside an unquoted here-document body (bash \
-                             joins the lines, which can hide the delimiter)",
-                        ));
-                    }
                 }
                 line_start = line_end + 1;
             }
