@@ -850,6 +850,11 @@ mod constructs {
         assert_eq!(argv("echo ${x:-'$(id)'}"), v(&[&["echo", "<dyn>"]]));
         // ...but literal inside double quotes, where bash runs the substitution: refused.
         assert_eq!(kind("echo \"${x:-'$(id)'}\""), ParseErrorKind::Unsupported);
+        // Quotes inside a nested substitution are ordinary quotes.
+        assert_eq!(
+            argv("echo \"${x:-$(a''a)}\""),
+            v(&[&["echo", "<dyn>"], &["aa"]])
+        );
         let p = |src: &str| match &simple(src)[0].words[1].parts[0] {
             WordPart::Param(p) => p.clone(),
             other => panic!("{other:?}"),

@@ -725,7 +725,8 @@ impl Ctx<'_> {
         if p.operator.is_some() {
             return Err(bad("an operator after a length expansion"));
         }
-        if in_dq && self.text(i, e)?.contains('\'') {
+        // Quotes inside a nested `$(...)` are real quotes; only a top-level one is literal.
+        if in_dq && self.find_top(i, e, b'\'', true)?.is_some() {
             return Err(err(
                 ParseErrorKind::Unsupported,
                 i,
