@@ -970,6 +970,7 @@ mod constructs {
         assert_eq!(c.redirects[8].span, shellgate::shell::Span::new(35, 39));
         assert_eq!(argv("cat <<<$(id)"), v(&[&["cat"], &["id"]]));
         assert_eq!(argv("cat 0<x y"), v(&[&["cat", "y"]]));
+        assert_eq!(argv("echo a 2&>f"), v(&[&["echo", "a", "2"]]));
         assert_eq!(argv("echo a >x b"), v(&[&["echo", "a", "b"]]));
         assert_eq!(argv("ls > $(id)"), v(&[&["ls"], &["id"]]));
     }

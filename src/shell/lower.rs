@@ -1489,8 +1489,15 @@ impl<'s> Ctx<'s> {
             .cloned()
             .ok_or_else(|| unsupported(span, "a redirection the pre-pass did not find"))?;
         u.claimed.insert(site.pos);
+        let mut leading_word = None;
         match (descriptor, site.fd) {
             (None, None) => {}
+            // tree-sitter takes the 2 of `echo 2&>f` as a descriptor; bash passes it to echo.
+            (Some(d), None)
+                if d.end == site.pos && self.src.as_bytes().get(site.pos) == Some(&b'&') =>
+            {
+                leading_word = Some(self.word(d.start, d.end, ARG)?);
+            }
             (Some(d), Some((_, start))) if d.start == start && d.end == site.pos => {}
             // The digits were read as an argument of the command and skipped there.
             (None, Some((_, start))) if start < site.pos => {}
@@ -1522,7 +1529,7 @@ impl<'s> Ctx<'s> {
             ARG
         };
         let target = self.word(ta, tb, opts)?;
-        let mut extra = Vec::new();
+        let mut extra: Vec<Word> = leading_word.into_iter().collect();
         let mut prev_end = tb;
         for ds in joined.iter().skip(1).copied() {
             self.check_gap(prev_end, ds.start)?;

@@ -628,7 +628,9 @@ impl<'a> Scanner<'a> {
             k -= 1;
         }
         let mut fd = None;
-        if k < i && (k == 0 || self.s.get(k - 1).is_some_and(|&b| guards::is_meta(b))) {
+        // `&>` takes no descriptor: in `echo a 2&>f` the 2 is an argument.
+        let takes_fd = self.at(i) != Some(b'&');
+        if takes_fd && k < i && (k == 0 || self.s.get(k - 1).is_some_and(|&b| guards::is_meta(b))) {
             let digits = std::str::from_utf8(self.s.get(k..i).unwrap_or_default()).unwrap_or("");
             let n: u32 = digits.parse().map_err(|_| {
                 err(
