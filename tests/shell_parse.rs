@@ -971,6 +971,7 @@ mod constructs {
         assert_eq!(argv("cat <<<$(id)"), v(&[&["cat"], &["id"]]));
         assert_eq!(argv("cat 0<x y"), v(&[&["cat", "y"]]));
         assert_eq!(argv("echo a 2&>f"), v(&[&["echo", "a", "2"]]));
+        assert_eq!(argv("aa >>f 1>&2  0<>g b"), v(&[&["aa", "b"]]));
         assert_eq!(argv("echo a >x b"), v(&[&["echo", "a", "b"]]));
         assert_eq!(argv("ls > $(id)"), v(&[&["ls"], &["id"]]));
     }

@@ -1532,6 +1532,10 @@ impl<'s> Ctx<'s> {
         let mut extra: Vec<Word> = leading_word.into_iter().collect();
         let mut prev_end = tb;
         for ds in joined.iter().skip(1).copied() {
+            // The `0` of a following `0<>f`, which tree-sitter lumps in here.
+            if is_fd_of_site(u, ds) {
+                continue;
+            }
             self.check_gap(prev_end, ds.start)?;
             extra.push(self.word(ds.start, ds.end, ARG)?);
             prev_end = ds.end;
