@@ -1191,6 +1191,39 @@ mod constructs {
         assert_eq!(argv("echo $'\\c?'")[0][1], "\u{7f}");
     }
 
+    /// A backtick substitution ends at the first unescaped backtick, quotes or not: here
+    /// bash runs `rm` between two broken substitutions. It must never be hidden.
+    #[test]
+    fn backticks_end_at_the_first_backtick() {
+        let src = "echo `echo '`;rm -rf /tmp/x;`'`";
+        match parse(src) {
+            Err(_) => {}
+            Ok(s) => {
+                assert!(argv_of(&s).contains(&vec!["rm".into(), "-rf".into(), "/tmp/x".into()]))
+            }
+        }
+        assert_eq!(
+            argv("echo `echo 'a)'` \"`echo \"x\"`\""),
+            v(&[&["echo", "<dyn>", "<dyn>"], &["echo", "a)"], &["echo", "x"]])
+        );
+    }
+
+    #[test]
+    fn single_quotes_do_not_quote_in_subscripts_and_arithmetic() {
+        // bash runs id in all of these (indexed arrays expand subscripts as if double-quoted).
+        assert_eq!(argv("a['$(id)']=1"), v(&[&["id"]]));
+        assert_eq!(
+            argv("echo ${a['$(id)']}"),
+            v(&[&["echo", "<dyn>"], &["id"]])
+        );
+        assert_eq!(
+            argv("declare a['$(id)']=1"),
+            v(&[&["declare", "<dyn>"], &["id"]])
+        );
+        assert!(parse("echo $(( ${x:-'$(id)'} ))").is_err());
+        assert_eq!(argv("declare b[2]='x y'"), v(&[&["declare", "b[2]=x y"]]));
+    }
+
     #[test]
     fn appended_commands_on_tricky_prefixes() {
         for prefix in [

@@ -1201,7 +1201,9 @@ impl<'s> Ctx<'s> {
                     if op == "-v" && self.text(a, b)?.contains('[') {
                         // The word already holds the expansions; keep the names.
                         let mut ar = self.arith(a, b)?;
-                        ar.words.clear();
+                        if !self.text(a, b)?.contains('\'') {
+                            ar.words.clear();
+                        }
                         arith.push(ar);
                     }
                     words.push(w);
@@ -1359,7 +1361,20 @@ impl<'s> Ctx<'s> {
                     format!("unexpected `{}` in a declaration", child.kind()),
                 ));
             }
-            let w = self.word(s.start, s.end, opts)?;
+            let subscript = if child.kind() == "variable_assignment" {
+                children_of(child)
+                    .into_iter()
+                    .find(|(f, c)| *f == Some("name") && c.kind() == "subscript")
+                    .map(|(_, c)| self.between(u, c, "[", "]"))
+                    .transpose()?
+            } else {
+                None
+            };
+            let w = match subscript {
+                // `declare a[i]=v`: the subscript is expanded as if double-quoted.
+                Some((lb, rb)) => self.word_with_subscript(s, lb, rb)?,
+                None => self.word(s.start, s.end, opts)?,
+            };
             if let Some(prev) = words.last() {
                 self.check_gap(prev.span.end, w.span.start)?;
             }

@@ -68,8 +68,6 @@ enum Term {
     End,
     /// The `)` matching an opened `$(`, `<(`, `>(`.
     Paren,
-    /// The closing backtick.
-    Backtick { in_dq: bool },
 }
 
 /// Position and counters of one command-context scan.
@@ -182,8 +180,34 @@ impl<'a> Scanner<'a> {
     }
 
     /// For a backtick at `open`: the offset of the closing backtick.
+    ///
+    /// Like bash, this is the first backtick not escaped by a backslash: quotes, `$(`,
+    /// `${` inside do not count (`` `echo '`;rm x;`'` `` runs `rm`). The escapes that
+    /// would change the inner text (`` \` ``, `\$`, `\\`, and `\"` inside double quotes)
+    /// are refused, so the text between the backticks is exactly the script bash runs.
     pub(crate) fn backtick_end(&mut self, open: usize, in_dq: bool) -> Result<usize, ParseError> {
-        self.scan_normal(open + 1, Term::Backtick { in_dq })
+        let mut i = open + 1;
+        while let Some(b) = self.at(i) {
+            match b {
+                b'`' => return Ok(i),
+                b'\\' => {
+                    match self.at(i + 1) {
+                        Some(b'\n') => guards::check_line_continuation(self.s, i, 0)?,
+                        Some(n) => guards::check_backtick_escape(n, in_dq, i)?,
+                        None => {}
+                    }
+                    i += 1;
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        Err(err(
+            ParseErrorKind::Missing,
+            open,
+            self.end,
+            "an unterminated backtick substitution",
+        ))
     }
 
     /// For `"` at `open`: the offset of the closing quote.
@@ -405,9 +429,7 @@ impl<'a> Scanner<'a> {
             let i = st.i;
             let recursed = match b {
                 b'"' => Some(self.scan_dq(i + 1)?),
-                b'`' if !matches!(term, Term::Backtick { .. }) => {
-                    Some(self.backtick_end(i, false)?)
-                }
+                b'`' => Some(self.backtick_end(i, false)?),
                 b'$' => Some(self.scan_dollar(i, false)?),
                 b'<' | b'>' if self.at(i + 1) == Some(b'(') => Some(self.paren_end(i + 1)?),
                 b'[' if st.word_start
@@ -445,17 +467,12 @@ impl<'a> Scanner<'a> {
         let mut next_word_start = guards::is_meta(b);
         match b {
             b'\\' => {
-                match (self.at(i + 1), term) {
-                    (Some(b'\n'), _) => guards::check_line_continuation(self.s, i, 0)?,
-                    (Some(n), Term::Backtick { in_dq }) => {
-                        guards::check_backtick_escape(n, in_dq, i)?
-                    }
-                    _ => {}
+                if self.at(i + 1) == Some(b'\n') {
+                    guards::check_line_continuation(self.s, i, 0)?;
                 }
                 i += 1;
             }
             b'\'' => i = self.single_quote_end(i)?,
-            b'`' => return Ok(Some(i)),
             b'#' if st.word_start => {
                 while self.at(i + 1).is_some_and(|c| c != b'\n') {
                     i += 1;
@@ -553,12 +570,6 @@ impl<'a> Scanner<'a> {
                 start.saturating_sub(2),
                 self.end,
                 "an unterminated $(...) or (...)",
-            )),
-            Term::Backtick { .. } => Err(err(
-                ParseErrorKind::Missing,
-                start.saturating_sub(1),
-                self.end,
-                "an unterminated backtick substitution",
             )),
         }
     }

@@ -30,6 +30,9 @@ pub(crate) struct WordOpts {
     /// Whether unquoted blanks and `(`, `)`, `|`, `<`, `>`... may appear (regexes, array
     /// values of declarations, words inside `${...}`).
     allow_meta: bool,
+    /// Whether single quotes are ordinary characters: bash expands an array subscript
+    /// as if double-quoted, so `a['$(id)']=1` runs `id` (for indexed arrays).
+    squote_literal: bool,
 }
 
 /// A command argument.
@@ -38,6 +41,7 @@ pub(crate) const ARG: WordOpts = WordOpts {
     brace: true,
     tilde: TildeMode::Leading,
     allow_meta: false,
+    squote_literal: false,
 };
 /// An assignment value (no globbing, no brace expansion).
 pub(crate) const ASSIGN: WordOpts = WordOpts {
@@ -45,6 +49,7 @@ pub(crate) const ASSIGN: WordOpts = WordOpts {
     brace: false,
     tilde: TildeMode::Assign,
     allow_meta: false,
+    squote_literal: false,
 };
 /// An `X=value` argument of `declare`/`export`/...: may hold an array value.
 pub(crate) const DECL: WordOpts = WordOpts {
@@ -52,6 +57,7 @@ pub(crate) const DECL: WordOpts = WordOpts {
     brace: true,
     tilde: TildeMode::Assign,
     allow_meta: true,
+    squote_literal: false,
 };
 /// A pattern (`case`, right of `==` in `[[ ]]`).
 pub(crate) const PATTERN: WordOpts = WordOpts {
@@ -59,6 +65,7 @@ pub(crate) const PATTERN: WordOpts = WordOpts {
     brace: false,
     tilde: TildeMode::Leading,
     allow_meta: false,
+    squote_literal: false,
 };
 /// An operand of `[[ ]]` or `[ ]`.
 pub(crate) const TEST_OPERAND: WordOpts = WordOpts {
@@ -66,6 +73,7 @@ pub(crate) const TEST_OPERAND: WordOpts = WordOpts {
     brace: false,
     tilde: TildeMode::Leading,
     allow_meta: false,
+    squote_literal: false,
 };
 /// The right side of `=~`.
 pub(crate) const REGEX: WordOpts = WordOpts {
@@ -73,6 +81,7 @@ pub(crate) const REGEX: WordOpts = WordOpts {
     brace: false,
     tilde: TildeMode::Off,
     allow_meta: true,
+    squote_literal: false,
 };
 /// An array subscript.
 pub(crate) const SUBSCRIPT: WordOpts = WordOpts {
@@ -80,6 +89,7 @@ pub(crate) const SUBSCRIPT: WordOpts = WordOpts {
     brace: false,
     tilde: TildeMode::Off,
     allow_meta: true,
+    squote_literal: true,
 };
 /// A word inside `${...}`.
 const PARAM_WORD: WordOpts = WordOpts {
@@ -87,6 +97,7 @@ const PARAM_WORD: WordOpts = WordOpts {
     brace: false,
     tilde: TildeMode::Leading,
     allow_meta: true,
+    squote_literal: false,
 };
 
 /// How far the glob and brace look-ahead goes before assuming the worst.
@@ -161,6 +172,29 @@ impl Ctx<'_> {
         })
     }
 
+    /// `name[sub]=value` as one word, its subscript lexed as a subscript.
+    pub(crate) fn word_with_subscript(
+        &mut self,
+        s: Span,
+        lb: usize,
+        rb: usize,
+    ) -> Result<Word, ParseError> {
+        let mut parts = self.lex_unquoted(s.start, lb, DECL)?;
+        parts.extend(self.lex_unquoted(lb, rb, SUBSCRIPT)?);
+        parts.extend(self.lex_unquoted(rb, s.end, DECL)?);
+        let mut merged: Vec<WordPart> = Vec::new();
+        for p in parts {
+            match (merged.last_mut(), p) {
+                (Some(WordPart::Literal(a)), WordPart::Literal(b)) => a.push_str(&b),
+                (_, p) => merged.push(p),
+            }
+        }
+        Ok(Word {
+            span: s,
+            parts: merged,
+        })
+    }
+
     fn lex_unquoted(
         &mut self,
         a: usize,
@@ -211,6 +245,10 @@ impl Ctx<'_> {
                         i += 1;
                     }
                 },
+                b'\'' if opts.squote_literal => {
+                    p.lit.push('\'');
+                    i += 1;
+                }
                 b'\'' => {
                     let e = self.scanner(b).single_quote_end(i)?;
                     p.push(WordPart::SingleQuoted(self.text(i + 1, e)?.to_string()));
@@ -227,7 +265,7 @@ impl Ctx<'_> {
                     i = n;
                 }
                 b'$' => {
-                    let (part, n) = self.lex_dollar(i, b, false)?;
+                    let (part, n) = self.lex_dollar(i, b, opts.squote_literal)?;
                     match part {
                         Some(part) => p.push(part),
                         None => p.lit.push('$'),
@@ -922,7 +960,7 @@ impl Ctx<'_> {
                     i = if postfix { k + 2 } else { j };
                 }
                 b'$' => {
-                    let (part, n) = self.lex_dollar(i, e, false)?;
+                    let (part, n) = self.lex_dollar(i, e, true)?;
                     if let Some(part) = part {
                         if let WordPart::Param(p) = &part {
                             if is_name(&p.name) && !p.indirect {
@@ -955,14 +993,9 @@ impl Ctx<'_> {
                     });
                     i = end + 1;
                 }
-                b'\'' => {
-                    return Err(err(
-                        ParseErrorKind::Unsupported,
-                        i,
-                        i + 1,
-                        "a single quote inside arithmetic",
-                    ))
-                }
+                // Quotes do not quote in arithmetic (bash expands it as if double-quoted):
+                // step over the quote so that what it encloses is still analysed.
+                b'\'' => i += 1,
                 b'+' | b'-' if self.byte(i + 1) == Some(c) && i + 1 < e => {
                     prefix_incdec = true;
                     i += 2;
