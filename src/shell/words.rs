@@ -224,8 +224,7 @@ impl Ctx<'_> {
         while i < b {
             let Some(c) = self.byte(i) else { break };
             if c == b'~' && tilde_at == Some(i) {
-                if let Some((user, next)) = self.tilde_prefix(i, b, opts.tilde == TildeMode::Assign)
-                {
+                if let Some((user, next)) = self.tilde_prefix(i, b) {
                     p.push(WordPart::Tilde(user));
                     i = next;
                     continue;
@@ -388,11 +387,12 @@ impl Ctx<'_> {
     }
 
     /// A tilde prefix at `i`: the user name (possibly empty) and where it ends.
-    fn tilde_prefix(&self, i: usize, b: usize, assign: bool) -> Option<(String, usize)> {
+    fn tilde_prefix(&self, i: usize, b: usize) -> Option<(String, usize)> {
         let mut j = i + 1;
         while j < b {
             let c = self.byte(j)?;
-            if c == b'/' || (assign && c == b':') {
+            // bash ends a tilde prefix at `:` in any word (`~:` is `$HOME:`).
+            if c == b'/' || c == b':' {
                 break;
             }
             if !(c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'+' | b'.')) {
@@ -1104,6 +1104,7 @@ mod tests {
             WordPart::Tilde(String::new())
         );
         assert_eq!(parts("a:~/b"), [WordPart::Literal("a:~/b".into())]);
+        assert_eq!(parts("~:x")[0], WordPart::Tilde(String::new()));
     }
 
     #[test]
