@@ -1,6 +1,6 @@
 //! Streaming redaction: a line machine fed chunks of any size.
 
-use super::engine::{Kind, RuleSet};
+use super::engine::{Kind, RuleSet, Scratch};
 use super::{Stats, MAX_BLOCK_BYTES, MAX_BLOCK_LINES, MAX_LINE};
 
 /// A multi-line block being held until it closes.
@@ -37,6 +37,7 @@ pub struct Redactor<'r> {
     counts: Vec<u64>,
     hits: Vec<(usize, usize, u32)>,
     cands: Vec<u32>,
+    scratch: Scratch,
 }
 
 /// Where the segment starting at `start` ends, if it is complete: after the first newline within
@@ -135,6 +136,7 @@ impl<'r> Redactor<'r> {
             counts: vec![0; set.rules.len()],
             hits: Vec::new(),
             cands: Vec::new(),
+            scratch: Scratch::default(),
         }
     }
 
@@ -339,7 +341,7 @@ impl<'r> Redactor<'r> {
             }
         }
         self.set
-            .redact_line(seg, cands, extra, out, &mut self.counts);
+            .redact_line(seg, cands, extra, out, &mut self.counts, &mut self.scratch);
     }
 
     /// Writes a held block: its opening line, one marker line for the body (when it has key
