@@ -49,6 +49,8 @@ pub(crate) struct Rule {
     pub(crate) marker: Vec<u8>,
     regex: Regex,
     group: usize,
+    /// The secret group spans the whole match (see [`group_is_whole_match`]).
+    whole: bool,
     entropy: Option<f64>,
     /// Case-insensitive stopword matcher.
     stopwords: Option<AhoCorasick>,
@@ -153,6 +155,7 @@ impl Rule {
         Ok(Rule {
             id: id.to_string(),
             marker: format!("[REDACTED:{id}]").into_bytes(),
+            whole: group == 1 && group_is_whole_match(&def.regex, regex.captures_len()),
             regex,
             group,
             entropy: def.entropy,
@@ -463,7 +466,8 @@ impl RuleSet {
             }
         }
         if self.groups.len() > 1 {
-            out.sort_unstable_by_key(|h| h.0);
+            // The vector is one sorted run per group: the stable sort merges runs.
+            out.sort_by_key(|h| h.0);
         }
     }
 
@@ -521,14 +525,22 @@ impl RuleSet {
             let mut pos = 0;
             let mut retries = 0;
             while pos <= line.len() {
-                let Some(whole) = rule.regex.captures_read_at(locs, line, pos) else {
-                    break;
+                let (whole, span) = if rule.whole {
+                    match rule.regex.find_at(line, pos) {
+                        Some(m) => (m, Some((m.start(), m.end()))),
+                        None => break,
+                    }
+                } else {
+                    match rule.regex.captures_read_at(locs, line, pos) {
+                        Some(m) => (m, locs.get(rule.group)),
+                        None => break,
+                    }
                 };
                 let resume = whole.end().max(whole.start() + 1);
-                let accepted = match locs.get(rule.group) {
+                let accepted = match span {
                     Some((s, e)) if s < e => {
                         if !markers_done {
-                            if contains(line, b"[REDACTED:") {
+                            if memchr::memmem::find(line, b"[REDACTED:").is_some() {
                                 markers.extend(
                                     self.marker_re.find_iter(line).map(|m| (m.start(), m.end())),
                                 );
@@ -584,5 +596,62 @@ pub(crate) struct Scratch {
 }
 
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
-    !needle.is_empty() && hay.windows(needle.len()).any(|w| w == needle)
+    !needle.is_empty() && memchr::memmem::find(hay, needle).is_some()
+}
+
+/// Whether the secret group is the whole match: the pattern is `(...)`, optionally between
+/// `\b`s, with that one capturing group. Then a plain `find` gives the secret's span, without
+/// running a capture engine.
+fn group_is_whole_match(pattern: &str, captures_len: usize) -> bool {
+    if captures_len != 2 {
+        return false;
+    }
+    let p = pattern.strip_prefix(r"\b").unwrap_or(pattern);
+    let p = p.strip_suffix(r"\b").unwrap_or(p);
+    let b = p.as_bytes();
+    if b.first() != Some(&b'(') || b.last() != Some(&b')') || b.get(1) == Some(&b'?') {
+        return false;
+    }
+    // The group opened at 0 must close at the very end.
+    let mut depth = 0usize;
+    let mut i = 0;
+    let mut in_class = false;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 1,
+            b'[' if !in_class => in_class = true,
+            b']' if in_class => in_class = false,
+            b'(' if !in_class => depth += 1,
+            b')' if !in_class => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 && i + 1 != b.len() {
+                    return false;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    depth == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::group_is_whole_match;
+
+    #[test]
+    fn whole_match_detection() {
+        assert!(group_is_whole_match(r"\b(ghp_[A-Za-z0-9]{36})\b", 2));
+        assert!(group_is_whole_match(r"(AGE-SECRET-KEY-1[QP]{58})", 2));
+        assert!(group_is_whole_match(
+            r"\b(sk_(?:live|test)_[0-9a-z]{24,})\b",
+            2
+        ));
+        assert!(group_is_whole_match(r"\b(a[()]b\))", 2));
+        assert!(!group_is_whole_match(r"(a)b", 2));
+        assert!(!group_is_whole_match(r"(a)|(b)", 3));
+        assert!(!group_is_whole_match(r"(?i)(a)", 2));
+        assert!(!group_is_whole_match(r"x(a)", 2));
+        assert!(!group_is_whole_match(r"(a)(?:b)", 2));
+    }
 }
