@@ -402,14 +402,15 @@ fn pass_through_caps_output_on_a_character_boundary() {
 #[test]
 fn a_closure_is_an_executor() {
     let mut seen = Vec::new();
-    let mut exec = from_fn(|cmd: &str| {
-        seen.push(cmd.to_string());
-        Ok(Output::new(b"x".to_vec(), 0))
-    });
-    assert_eq!(exec.run("anything").unwrap().output, b"x");
-    assert!(exec.restart().is_ok());
-    assert_eq!(exec.cwd(), None);
-    drop(exec);
+    {
+        let mut exec = from_fn(|cmd: &str| {
+            seen.push(cmd.to_string());
+            Ok(Output::new(b"x".to_vec(), 0))
+        });
+        assert_eq!(exec.run("anything").unwrap().output, b"x");
+        assert!(exec.restart().is_ok());
+        assert_eq!(exec.cwd(), None);
+    }
     assert_eq!(seen, ["anything"]);
 }
 
@@ -577,4 +578,30 @@ fn a_timeout_through_the_guard_restarts_the_session_with_parser() {
         r.content
     );
     assert_eq!(g.context().cwd, dir.path());
+}
+
+#[test]
+fn a_guard_over_a_bash_session_can_move_to_another_thread() {
+    fn assert_send<T: Send>() {}
+    assert_send::<Guard<BashSession>>();
+}
+
+#[test]
+fn a_secret_printed_by_a_real_command_is_redacted_with_parser() {
+    let dir = tempfile::tempdir().unwrap();
+    let session =
+        BashSession::new(SessionConfig::new(dir.path()).timeout(Duration::from_secs(2))).unwrap();
+    let buf = SharedBuf::default();
+    let mut g = Guard::new(policy(), Context::new(dir.path()), session)
+        .with_filter(TestRedactor)
+        .with_audit(AuditLog::from_writer(buf.clone()));
+    let r = g.run_command("t1", "echo 'password: hunter2'");
+    assert_eq!(
+        (r.content.as_str(), r.is_error),
+        ("password: [REDACTED:test]\n", false)
+    );
+    let lines = buf.lines();
+    assert_eq!(lines[0]["exit_status"], 0);
+    assert_eq!(lines[0]["output_bytes"], 18);
+    assert!(!lines[0].to_string().contains("hunter2"));
 }

@@ -179,7 +179,12 @@ fn serve_writes_the_audit_log() {
         )),
         line(tool_use("toolu_2", json!({"restart": true}))),
     ];
-    let s = serve(dir.path(), &ws, &["--audit", audit.to_str().unwrap()], &lines);
+    let s = serve(
+        dir.path(),
+        &ws,
+        &["--audit", audit.to_str().unwrap()],
+        &lines,
+    );
     assert_eq!(s.code, Some(0), "{}", s.stderr);
     let log = std::fs::read_to_string(&audit).unwrap();
     let records: Vec<Value> = log
