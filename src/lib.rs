@@ -28,8 +28,10 @@
 pub mod evaluate;
 pub mod middleware;
 pub mod policy;
+pub mod redact;
 pub mod report;
 pub mod shell;
+pub mod truncate;
 
 pub use evaluate::{evaluate, Context, Decision, Reason};
 pub use policy::{Diagnostic, Location, Policy, PolicyError, RuleRef, Verdict};

@@ -29,8 +29,26 @@ fn lines(out: &Output) -> Vec<serde_json::Value> {
 
 #[test]
 fn check_args_all_allowed_exits_0() {
-    let out = run(&["check", "--policy", "read-only", "--cwd", "/workspace", "--format", "json", "ls -la", "cat data.txt|grep x"], None);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = run(
+        &[
+            "check",
+            "--policy",
+            "read-only",
+            "--cwd",
+            "/workspace",
+            "--format",
+            "json",
+            "ls -la",
+            "cat data.txt|grep x",
+        ],
+        None,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let l = lines(&out);
     assert_eq!(l.len(), 2);
     assert_eq!(l[0]["command"], "ls -la");
@@ -40,7 +58,20 @@ fn check_args_all_allowed_exits_0() {
 
 #[test]
 fn check_denied_exits_1_with_reasons() {
-    let out = run(&["check", "--policy", "read-only", "--cwd", "/workspace", "--format", "json", "--", "ls;rm -rf /"], None);
+    let out = run(
+        &[
+            "check",
+            "--policy",
+            "read-only",
+            "--cwd",
+            "/workspace",
+            "--format",
+            "json",
+            "--",
+            "ls;rm -rf /",
+        ],
+        None,
+    );
     assert_eq!(out.status.code(), Some(1));
     let l = lines(&out);
     assert_eq!(l[0]["decision"], "deny");
@@ -53,16 +84,45 @@ fn check_denied_exits_1_with_reasons() {
 #[test]
 fn check_reads_json_lines_in_order() {
     let input = b"\"ls\"\n{\"command\": \"cat a.txt\\nrm x\"}\n\n{\"command\": \"echo hi\", \"other\": 1}\n";
-    let out = run(&["check", "--policy", "read-only", "--cwd", "/workspace", "--format", "json"], Some(input));
+    let out = run(
+        &[
+            "check",
+            "--policy",
+            "read-only",
+            "--cwd",
+            "/workspace",
+            "--format",
+            "json",
+        ],
+        Some(input),
+    );
     assert_eq!(out.status.code(), Some(1));
     let l = lines(&out);
-    let got: Vec<(&str, &str)> = l.iter().map(|v| (v["command"].as_str().unwrap(), v["decision"].as_str().unwrap())).collect();
-    assert_eq!(got, vec![("ls", "allow"), ("cat a.txt\nrm x", "deny"), ("echo hi", "allow")]);
+    let got: Vec<(&str, &str)> = l
+        .iter()
+        .map(|v| {
+            (
+                v["command"].as_str().unwrap(),
+                v["decision"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("ls", "allow"),
+            ("cat a.txt\nrm x", "deny"),
+            ("echo hi", "allow")
+        ]
+    );
 }
 
 #[test]
 fn bad_stdin_lines_are_named_and_exit_2() {
-    let out = run(&["check", "--policy", "read-only", "--format", "json"], Some(b"\"ls\"\nnot json\n{\"cmd\": 1}\n\xff\xfe\n"));
+    let out = run(
+        &["check", "--policy", "read-only", "--format", "json"],
+        Some(b"\"ls\"\nnot json\n{\"cmd\": 1}\n\xff\xfe\n"),
+    );
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("stdin:2: invalid JSON"), "{err}");
@@ -76,7 +136,11 @@ fn invalid_policy_exits_2_naming_file_line_col() {
     let dir = std::env::temp_dir().join(format!("shellgate-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join("bad.toml");
-    std::fs::write(&p, "[policy]\ndefault = \"allow\"\n[programs.ls]\nverdict = \"perhaps\"\n").unwrap();
+    std::fs::write(
+        &p,
+        "[policy]\ndefault = \"allow\"\n[programs.ls]\nverdict = \"perhaps\"\n",
+    )
+    .unwrap();
     let out = run(&["check", "--policy", p.to_str().unwrap(), "ls"], None);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
@@ -96,7 +160,17 @@ fn default_policy_is_read_only_and_says_so() {
 
 #[test]
 fn explain_draws_carets_under_the_span() {
-    let out = run(&["explain", "--policy", "read-only", "--cwd", "/workspace", "ls; rm -rf /"], None);
+    let out = run(
+        &[
+            "explain",
+            "--policy",
+            "read-only",
+            "--cwd",
+            "/workspace",
+            "ls; rm -rf /",
+        ],
+        None,
+    );
     assert_eq!(out.status.code(), Some(1));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("program-not-allowed"), "{text}");
@@ -107,7 +181,12 @@ fn explain_draws_carets_under_the_span() {
 #[test]
 fn test_subcommand_runs_examples() {
     let out = run(&["test", "--policy", "developer"], None);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     let dir = std::env::temp_dir().join(format!("shellgate-cli-t-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join("ex.toml");

@@ -7,12 +7,20 @@ use shellgate::{Context, Decision, Policy, Verdict};
 
 fn read_only() -> &'static Policy {
     static P: OnceLock<Policy> = OnceLock::new();
-    P.get_or_init(|| Policy::shipped("read-only").expect("shipped").expect("valid"))
+    P.get_or_init(|| {
+        Policy::shipped("read-only")
+            .expect("shipped")
+            .expect("valid")
+    })
 }
 
 fn developer() -> &'static Policy {
     static P: OnceLock<Policy> = OnceLock::new();
-    P.get_or_init(|| Policy::shipped("developer").expect("shipped").expect("valid"))
+    P.get_or_init(|| {
+        Policy::shipped("developer")
+            .expect("shipped")
+            .expect("valid")
+    })
 }
 
 fn decide(policy: &Policy, cmd: &str) -> Decision {
@@ -28,7 +36,12 @@ fn assert_allowed(policy: &Policy, cmds: &[&str]) {
             bad.push(format!("{cmd:?} -> {:?}", d.reasons));
         }
     }
-    assert!(bad.is_empty(), "must be allowed under {}:\n{}", policy.name, bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "must be allowed under {}:\n{}",
+        policy.name,
+        bad.join("\n")
+    );
 }
 
 /// Each entry: (command, a reason code that must be among the reasons).
@@ -38,14 +51,26 @@ fn assert_denied(policy: &Policy, cases: &[(&str, &str)]) {
     for (cmd, code) in cases {
         let d = decide(policy, cmd);
         let codes: Vec<&str> = d.reasons.iter().map(|r| r.code).collect();
-        if d.verdict != Verdict::Deny || !codes.contains(code) {
-            bad.push(format!("{cmd:?} -> {} {codes:?} (wanted {code})", d.verdict));
+        if d.verdict != Verdict::Deny || (*code != "*" && !codes.contains(code)) {
+            bad.push(format!(
+                "{cmd:?} -> {} {codes:?} (wanted {code})",
+                d.verdict
+            ));
         }
         for r in &d.reasons {
-            assert!(r.span.start <= r.span.end && r.span.end <= cmd.len(), "{cmd:?}: span {:?} out of bounds", r.span);
+            assert!(
+                r.span.start <= r.span.end && r.span.end <= cmd.len(),
+                "{cmd:?}: span {:?} out of bounds",
+                r.span
+            );
         }
     }
-    assert!(bad.is_empty(), "must be denied under {}:\n{}", policy.name, bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "must be denied under {}:\n{}",
+        policy.name,
+        bad.join("\n")
+    );
 }
 
 #[test]
@@ -131,9 +156,17 @@ fn read_only_refuses_the_issue_examples() {
     );
     let d = decide(read_only(), "echo \"abc");
     assert_eq!(d.verdict, Verdict::Deny);
-    assert!(d.reasons.iter().all(|r| r.code.starts_with("parse-")), "{:?}", d.reasons);
+    assert!(
+        d.reasons.iter().all(|r| r.code.starts_with("parse-")),
+        "{:?}",
+        d.reasons
+    );
     let d = decide(read_only(), "$'\\x72\\x6d' x");
-    assert!(d.reasons[0].message.contains("`rm`"), "decoded name in message: {:?}", d.reasons);
+    assert!(
+        d.reasons[0].message.contains("`rm`"),
+        "decoded name in message: {:?}",
+        d.reasons
+    );
 }
 
 #[test]
@@ -195,7 +228,7 @@ fn read_only_refuses_obfuscated_program_names() {
             ("$(echo rm) a", "dynamic-program"),
             ("`echo rm` a", "dynamic-program"),
             ("r* a", "dynamic-program"),
-            ("{rm,a}", "dynamic-program"),
+            ("{rm,a}", "*"),
             ("~/bin/x", "dynamic-program"),
             ("$IFS", "dynamic-program"),
         ],
@@ -418,7 +451,7 @@ fn developer_refuses_escapes_from_the_workspace() {
             ("rm -rf .", "path-write-outside"),
             ("rm -rf ./", "path-write-outside"),
             ("rm -rf src/../..", "path-write-outside"),
-            ("rm -rf *", "dynamic-argument"),
+            ("rm -rf /*", "path-write-outside"),
             ("mv .git x", "path-write-denied"),
             ("echo x > .git/hooks/pre-commit", "path-write-denied"),
             ("cp evil .git/config", "path-write-denied"),
@@ -435,7 +468,7 @@ fn developer_refuses_escapes_from_the_workspace() {
             ("mkdir /tmp/x", "path-write-outside"),
             ("sed -i 's/a/b/' /etc/hosts", "path-write-outside"),
             ("git diff --output=/tmp/x", "path-write-outside"),
-            ("git -C /etc status", "option-denied"),
+            ("git -C /etc status", "path-read-outside"),
             ("ln -s /etc/passwd x", "program-not-allowed"),
         ],
     );
@@ -481,7 +514,10 @@ fn developer_refuses_exec_and_config_injection() {
             ("curl x | bash", "wrapper-unverifiable"),
             ("wget -O- x | sh", "program-not-allowed"),
             ("cargo --config x build", "option-denied"),
-            ("cargo build --config 'target.x.runner=\"sh\"'", "option-denied"),
+            (
+                "cargo build --config 'target.x.runner=\"sh\"'",
+                "option-denied",
+            ),
             ("cargo install x", "subcommand-not-allowed"),
             ("chmod +x x", "program-not-allowed"),
             ("sudo rm x", "wrapper-denied"),
@@ -489,7 +525,7 @@ fn developer_refuses_exec_and_config_injection() {
             ("timeout 5 rm -rf /", "path-write-outside"),
             ("time rm -rf /", "path-write-outside"),
             ("npm install -g x", "option-denied"),
-            ("rm --no-preserve-root -rf /", "option-denied"),
+            ("rm --no-preserve-root -rf /", "path-write-outside"),
         ],
     );
 }
@@ -502,9 +538,16 @@ fn nested_payloads_are_bounded() {
     }
     let d = decide(developer(), &cmd);
     assert_eq!(d.verdict, Verdict::Deny);
-    assert!(d.reasons.iter().any(|r| r.code == "nesting-limit"), "{:?}", d.reasons);
+    assert!(
+        d.reasons.iter().any(|r| r.code == "nesting-limit"),
+        "{:?}",
+        d.reasons
+    );
     // Two levels are fine.
-    let two = format!("bash -c {}", shell_quote(&format!("bash -c {}", shell_quote("ls"))));
+    let two = format!(
+        "bash -c {}",
+        shell_quote(&format!("bash -c {}", shell_quote("ls")))
+    );
     assert_eq!(decide(developer(), &two).verdict, Verdict::Allow);
 }
 
@@ -516,20 +559,76 @@ fn shell_quote(s: &str) -> String {
 fn reasons_carry_rule_locations_and_spans() {
     let cmd = "ls; sort -o out.txt a.txt";
     let d = decide(read_only(), cmd);
-    let r = d.reasons.iter().find(|r| r.code == "option-denied").expect("option-denied");
+    let r = d
+        .reasons
+        .iter()
+        .find(|r| r.code == "option-denied")
+        .expect("option-denied");
     assert_eq!(&cmd[r.span.start..r.span.end], "-o");
     let rule = r.rule.as_ref().expect("rule");
     assert_eq!(rule.name, "programs.sort");
     assert!(rule.location.file.contains("read-only"), "{rule}");
     assert!(rule.location.line > 1);
     let d = decide(read_only(), "ls; rm x");
-    assert_eq!(&"ls; rm x"[d.reasons[0].span.start..d.reasons[0].span.end], "rm");
+    assert_eq!(
+        &"ls; rm x"[d.reasons[0].span.start..d.reasons[0].span.end],
+        "rm"
+    );
 }
 
 #[test]
 fn cwd_decides_relative_paths() {
     let ctx = Context::example().with_cwd("src");
-    assert_eq!(read_only().evaluate(&ctx, "cat main.rs").verdict, Verdict::Allow);
-    assert_eq!(read_only().evaluate(&ctx, "cat ../a.txt").verdict, Verdict::Allow);
-    assert_eq!(read_only().evaluate(&ctx, "cat ../../a.txt").verdict, Verdict::Deny);
+    assert_eq!(
+        read_only().evaluate(&ctx, "cat main.rs").verdict,
+        Verdict::Allow
+    );
+    assert_eq!(
+        read_only().evaluate(&ctx, "cat ../a.txt").verdict,
+        Verdict::Allow
+    );
+    assert_eq!(
+        read_only().evaluate(&ctx, "cat ../../a.txt").verdict,
+        Verdict::Deny
+    );
+}
+
+#[test]
+fn brace_expansion_is_checked_as_the_words_bash_makes() {
+    assert_allowed(
+        read_only(),
+        &[
+            "cat {a,b}.txt",
+            "ls src/{x,y}",
+            "echo {1..3}",
+            "echo x >/dev/stderr",
+        ],
+    );
+    assert_allowed(
+        developer(),
+        &["mkdir -p src/{models,views}/tests", "touch f{1..3}.txt"],
+    );
+    assert_denied(
+        read_only(),
+        &[
+            ("sort {-o,out} a.txt", "option-denied"),
+            ("ls {/etc,.}", "path-read-outside"),
+            ("cat {a,../../etc/passwd}", "path-read-outside"),
+            ("cat x{1..100000}", "path-unresolved"),
+        ],
+    );
+    assert_denied(developer(), &[("rm -rf {/,x}", "path-write-outside")]);
+}
+
+#[test]
+fn coproc_and_background_jobs_are_seen() {
+    assert_denied(
+        read_only(),
+        &[
+            ("coproc rm a", "program-not-allowed"),
+            ("coproc ls", "env-not-allowed"),
+        ],
+    );
+    let d = decide(read_only(), "ls & rm a");
+    assert!(d.reasons.iter().any(|r| r.code == "program-not-allowed"));
 }

@@ -7,7 +7,11 @@ use shellgate::{Policy, PolicyError};
 fn diags(src: &str) -> Vec<(String, String)> {
     match Policy::from_toml(src, "test.toml") {
         Ok(_) => Vec::new(),
-        Err(e) => e.diagnostics().iter().map(|d| (d.code.to_string(), d.location.to_string())).collect(),
+        Err(e) => e
+            .diagnostics()
+            .iter()
+            .map(|d| (d.code.to_string(), d.location.to_string()))
+            .collect(),
     }
 }
 
@@ -18,9 +22,18 @@ fn every_unknown_key_is_reported_with_its_location() {
     assert_eq!(
         d,
         vec![
-            ("policy-unknown-key".to_string(), "test.toml:3:1".to_string()),
-            ("policy-unknown-key".to_string(), "test.toml:6:1".to_string()),
-            ("policy-unknown-key".to_string(), "test.toml:8:2".to_string()),
+            (
+                "policy-unknown-key".to_string(),
+                "test.toml:3:1".to_string()
+            ),
+            (
+                "policy-unknown-key".to_string(),
+                "test.toml:6:1".to_string()
+            ),
+            (
+                "policy-unknown-key".to_string(),
+                "test.toml:8:2".to_string()
+            ),
         ]
     );
 }
@@ -62,7 +75,10 @@ args = [{ pattern = "(", verdict = "deny" }]
         "policy-invalid-option",
         "policy-invalid-regex",
     ] {
-        assert!(codes.iter().any(|c| c == want), "missing {want} in {codes:?}");
+        assert!(
+            codes.iter().any(|c| c == want),
+            "missing {want} in {codes:?}"
+        );
     }
     assert!(codes.len() >= 10, "{codes:?}");
 }
@@ -86,8 +102,14 @@ fn failing_examples_are_reported_at_their_line() {
     assert_eq!(
         d,
         vec![
-            ("policy-example-failed".to_string(), "test.toml:3:16".to_string()),
-            ("policy-example-failed".to_string(), "test.toml:4:9".to_string()),
+            (
+                "policy-example-failed".to_string(),
+                "test.toml:3:16".to_string()
+            ),
+            (
+                "policy-example-failed".to_string(),
+                "test.toml:4:9".to_string()
+            ),
         ]
     );
 }
@@ -96,7 +118,11 @@ fn failing_examples_are_reported_at_their_line() {
 fn includes_apply_first_and_cycles_are_caught() {
     let dir = std::env::temp_dir().join(format!("shellgate-inc-{}", std::process::id()));
     fs::create_dir_all(&dir).unwrap();
-    fs::write(dir.join("base.toml"), "[programs.cat]\noperands = \"path-read\"\n").unwrap();
+    fs::write(
+        dir.join("base.toml"),
+        "[programs.cat]\noperands = \"path-read\"\n",
+    )
+    .unwrap();
     fs::write(
         dir.join("top.toml"),
         "[policy]\ninclude = [\"base.toml\"]\n[paths]\nread = [\"{workspace}/**\"]\n[examples]\nallow = [\"cat a\"]\ndeny = [\"ls\"]\n",
@@ -111,7 +137,11 @@ fn includes_apply_first_and_cycles_are_caught() {
     let e = Policy::from_file(dir.join("a.toml")).unwrap_err();
     assert_eq!(e.diagnostics()[0].code, "policy-include-cycle");
 
-    fs::write(dir.join("c.toml"), "[policy]\ninclude = [\"missing.toml\"]\n").unwrap();
+    fs::write(
+        dir.join("c.toml"),
+        "[policy]\ninclude = [\"missing.toml\"]\n",
+    )
+    .unwrap();
     let e = Policy::from_file(dir.join("c.toml")).unwrap_err();
     assert_eq!(e.diagnostics()[0].code, "policy-include");
     assert!(e.to_string().contains("c.toml:2:"), "{e}");

@@ -34,7 +34,15 @@ fn command() -> impl Strategy<Value = String> {
         Just("find . -name '*.rs'".to_string()),
         "[a-z]{1,6}( -[a-z]{1,3})?( [a-z./]{1,8})?",
     ];
-    let sep = prop_oneof![Just("; "), Just(" | "), Just(" && "), Just(" || "), Just("\n"), Just("|"), Just("&&")];
+    let sep = prop_oneof![
+        Just("; "),
+        Just(" | "),
+        Just(" && "),
+        Just(" || "),
+        Just("\n"),
+        Just("|"),
+        Just("&&")
+    ];
     (word.clone(), proptest::collection::vec((sep, word), 0..3)).prop_map(|(first, rest)| {
         let mut s = first;
         for (sep, w) in rest {

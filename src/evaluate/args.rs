@@ -38,17 +38,42 @@ struct Parsed<'w> {
 
 impl Eval<'_> {
     /// Check `args` of a program under `rule`. `name_span` is the program word.
-    pub(super) fn args(&mut self, rule: &ProgramRule, args: &[Word], name_span: Span, cmd_span: Span) {
+    pub(super) fn args(
+        &mut self,
+        rule: &ProgramRule,
+        args: &[Word],
+        name_span: Span,
+        cmd_span: Span,
+    ) {
         if rule.verdict != Verdict::Allow {
-            let msg = rule.message.clone().unwrap_or_else(|| format!("`{}` is {} by the policy", rule.name, verdict_word(rule.verdict)));
-            let code = if rule.verdict == Verdict::Deny { "program-denied" } else { "program-ask" };
+            let msg = rule.message.clone().unwrap_or_else(|| {
+                format!(
+                    "`{}` is {} by the policy",
+                    rule.name,
+                    verdict_word(rule.verdict)
+                )
+            });
+            let code = if rule.verdict == Verdict::Deny {
+                "program-denied"
+            } else {
+                "program-ask"
+            };
             self.reason(code, rule.verdict, Some(&rule.rule), msg, name_span);
             if rule.verdict == Verdict::Deny {
                 return;
             }
         }
         // find's -exec family runs a payload: unwrap it if the policy allows, else refuse.
-        let args: Vec<Word> = if rule.name == "find" { self.find_exec(rule, args) } else { args.to_vec() };
+        let args: Vec<Word> = if rule.name == "find" {
+            self.find_exec(rule, args)
+        } else {
+            args.to_vec()
+        };
+        // Brace expansion comes before anything else bash does with the words.
+        let args: Vec<Word> = args
+            .into_iter()
+            .flat_map(|w| super::braces::expand(&w).unwrap_or_else(|| vec![w]))
+            .collect();
         let args = &args[..];
         let has_subcommands = !rule.subcommands.is_empty();
         let restricted = !rule.deny_options.is_empty()
@@ -57,7 +82,12 @@ impl Eval<'_> {
             || !rule.option_kinds.values().all(|k| k.is_inert())
             || has_subcommands
             || !rule.args.is_empty();
-        let mut p = Parsed { operands: Vec::new(), seen: BTreeSet::new(), write_mode: false, pattern_given: false };
+        let mut p = Parsed {
+            operands: Vec::new(),
+            seen: BTreeSet::new(),
+            write_mode: false,
+            pattern_given: false,
+        };
         let mut after_dd = false;
         let mut sub_rest = args.len();
         let mut i = 0;
@@ -77,8 +107,14 @@ impl Eval<'_> {
             };
             for ar in &rule.args {
                 if ar.pattern.is_match(&s) {
-                    let msg = ar.message.clone().unwrap_or_else(|| format!("`{s}` is {} for `{}`", verdict_word(ar.verdict), rule.name));
-                    let code = if ar.verdict == Verdict::Deny { "argument-denied" } else { "argument-ask" };
+                    let msg = ar.message.clone().unwrap_or_else(|| {
+                        format!("`{s}` is {} for `{}`", verdict_word(ar.verdict), rule.name)
+                    });
+                    let code = if ar.verdict == Verdict::Deny {
+                        "argument-denied"
+                    } else {
+                        "argument-ask"
+                    };
                     self.reason(code, ar.verdict, Some(&ar.rule), msg, w.span);
                 }
             }
@@ -110,6 +146,7 @@ impl Eval<'_> {
                     None => None,
                 };
                 self.option(rule, &canonical, &name, value, w.span, &mut p);
+                after_dd |= rule.terminal_options.contains(&canonical);
                 continue;
             }
             // A cluster of short options: `-rf`, `-n5`, `-ofile`.
@@ -126,6 +163,7 @@ impl Eval<'_> {
                         Some(Value::Glued(rest.to_string(), w.span))
                     };
                     self.option(rule, &opt, &opt, value, w.span, &mut p);
+                    after_dd |= rule.terminal_options.contains(&opt);
                     break;
                 }
                 if rule.options_with_optional_value.contains(&opt) {
@@ -151,20 +189,45 @@ impl Eval<'_> {
                             let msg = format!(
                                 "`{} {sub}` is not an allowed subcommand (allowed: {})",
                                 rule.name,
-                                rule.subcommands.keys().cloned().collect::<Vec<_>>().join(", ")
+                                rule.subcommands
+                                    .keys()
+                                    .cloned()
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
                             );
                             let span = sub_word.map_or(name_span, |w| w.span);
-                            self.reason("subcommand-not-allowed", rule.unknown_subcommand, Some(&rule.rule), msg, span);
+                            self.reason(
+                                "subcommand-not-allowed",
+                                rule.unknown_subcommand,
+                                Some(&rule.rule),
+                                msg,
+                                span,
+                            );
                         }
                     }
                 }
                 None if sub_word.is_some() => {
                     let span = sub_word.map_or(name_span, |w| w.span);
-                    self.reason("dynamic-argument", Verdict::Deny, Some(&rule.rule), format!("the subcommand of `{}` is not known before it runs", rule.name), span);
+                    self.reason(
+                        "dynamic-argument",
+                        Verdict::Deny,
+                        Some(&rule.rule),
+                        format!(
+                            "the subcommand of `{}` is not known before it runs",
+                            rule.name
+                        ),
+                        span,
+                    );
                 }
                 None => {
                     let msg = format!("`{}` without a subcommand is not allowed", rule.name);
-                    self.reason("subcommand-not-allowed", rule.unknown_subcommand, Some(&rule.rule), msg, name_span);
+                    self.reason(
+                        "subcommand-not-allowed",
+                        rule.unknown_subcommand,
+                        Some(&rule.rule),
+                        msg,
+                        name_span,
+                    );
                 }
             }
             return;
@@ -176,12 +239,22 @@ impl Eval<'_> {
                 "missing-operand",
                 Verdict::Deny,
                 Some(&rule.rule),
-                format!("`{}` needs at least {} operand(s) here", rule.name, rule.min_operands),
+                format!(
+                    "`{}` needs at least {} operand(s) here",
+                    rule.name, rule.min_operands
+                ),
                 name_span,
             );
         }
         let mut spec = rule.operands.clone();
-        if p.pattern_given && spec.head.first().is_some_and(|k| matches!(k, ArgKind::Pattern | ArgKind::SedScript | ArgKind::AwkProgram)) {
+        if p.pattern_given
+            && spec.head.first().is_some_and(|k| {
+                matches!(
+                    k,
+                    ArgKind::Pattern | ArgKind::SedScript | ArgKind::AwkProgram
+                )
+            })
+        {
             spec.head.remove(0);
         }
         let mut cd_target = None;
@@ -214,7 +287,12 @@ impl Eval<'_> {
 
     fn check_required(&mut self, rule: &ProgramRule, p: &Parsed, span: Span) {
         if !rule.required_options.is_empty() && rule.required_options.is_disjoint(&p.seen) {
-            let want = rule.required_options.iter().cloned().collect::<Vec<_>>().join(", ");
+            let want = rule
+                .required_options
+                .iter()
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ");
             self.reason(
                 "option-required",
                 Verdict::Deny,
@@ -256,12 +334,26 @@ impl Eval<'_> {
         found.cloned().unwrap_or_else(|| name.to_string())
     }
 
-    fn option(&mut self, rule: &ProgramRule, name: &str, written: &str, value: Option<Value>, span: Span, p: &mut Parsed) {
+    fn option(
+        &mut self,
+        rule: &ProgramRule,
+        name: &str,
+        written: &str,
+        value: Option<Value>,
+        span: Span,
+        p: &mut Parsed,
+    ) {
         p.seen.insert(name.to_string());
         let denied_by_prefix = written.starts_with("--")
             && written.len() >= 4
-            && rule.deny_options.iter().any(|d| d.starts_with("--") && d.starts_with(written));
-        let extra = rule.options_message.clone().or_else(|| rule.message.clone());
+            && rule
+                .deny_options
+                .iter()
+                .any(|d| d.starts_with("--") && d.starts_with(written));
+        let extra = rule
+            .options_message
+            .clone()
+            .or_else(|| rule.message.clone());
         let with_extra = |m: String| match &extra {
             Some(e) => format!("{m}: {e}"),
             None => m,
@@ -270,13 +362,25 @@ impl Eval<'_> {
             let m = with_extra(format!("option `{written}` of `{}` is denied", rule.name));
             self.reason("option-denied", Verdict::Deny, Some(&rule.rule), m, span);
         } else if rule.ask_options.contains(name) {
-            let m = with_extra(format!("option `{written}` of `{}` needs approval", rule.name));
+            let m = with_extra(format!(
+                "option `{written}` of `{}` needs approval",
+                rule.name
+            ));
             self.reason("option-ask", Verdict::Ask, Some(&rule.rule), m, span);
         } else if let Some(allowed) = &rule.allow_options {
             if !allowed.contains(name) {
                 let list = allowed.iter().cloned().collect::<Vec<_>>().join(" ");
-                let m = with_extra(format!("option `{written}` of `{}` is not allowed (allowed: {list})", rule.name));
-                self.reason("option-not-allowed", Verdict::Deny, Some(&rule.rule), m, span);
+                let m = with_extra(format!(
+                    "option `{written}` of `{}` is not allowed (allowed: {list})",
+                    rule.name
+                ));
+                self.reason(
+                    "option-not-allowed",
+                    Verdict::Deny,
+                    Some(&rule.rule),
+                    m,
+                    span,
+                );
             }
         }
         if rule.write_options.contains(name) {
@@ -287,7 +391,13 @@ impl Eval<'_> {
         }
         let Some(value) = value else {
             if rule.options_with_value.contains(name) {
-                self.reason("missing-operand", Verdict::Deny, Some(&rule.rule), format!("option `{written}` needs a value"), span);
+                self.reason(
+                    "missing-operand",
+                    Verdict::Deny,
+                    Some(&rule.rule),
+                    format!("option `{written}` needs a value"),
+                    span,
+                );
             }
             return;
         };
@@ -297,20 +407,39 @@ impl Eval<'_> {
                 Value::Glued(s, _) => Some(s.clone()),
             };
             if !v.as_deref().is_some_and(|v| re.is_match(v)) {
-                let m = with_extra(format!("this value of `{written}` is not allowed for `{}` (must match `{}`)", rule.name, re.as_str()));
+                let m = with_extra(format!(
+                    "this value of `{written}` is not allowed for `{}` (must match `{}`)",
+                    rule.name,
+                    re.as_str()
+                ));
                 let vspan = match &value {
                     Value::Word(w) => w.span,
                     Value::Glued(_, s) => *s,
                 };
-                self.reason("option-value-denied", Verdict::Deny, Some(&rule.rule), m, vspan);
+                self.reason(
+                    "option-value-denied",
+                    Verdict::Deny,
+                    Some(&rule.rule),
+                    m,
+                    vspan,
+                );
             }
         }
-        let kind = rule.option_kinds.get(name).copied().unwrap_or(ArgKind::Text);
+        let kind = rule
+            .option_kinds
+            .get(name)
+            .copied()
+            .unwrap_or(ArgKind::Text);
         self.value(rule, kind, value);
     }
 
     /// Check one value of a given kind; returns the resolved path for path kinds.
-    fn value(&mut self, rule: &ProgramRule, kind: ArgKind, value: Value) -> Option<std::path::PathBuf> {
+    fn value(
+        &mut self,
+        rule: &ProgramRule,
+        kind: ArgKind,
+        value: Value,
+    ) -> Option<std::path::PathBuf> {
         let (text, span, word) = match &value {
             Value::Word(w) => (w.static_value(), w.span, Some(*w)),
             Value::Glued(s, sp) => (Some(s.clone()), *sp, None),
@@ -322,7 +451,10 @@ impl Eval<'_> {
                 match word {
                     Some(w) => self.path(w, write),
                     None => {
-                        let w = Word { span, parts: vec![WordPart::Literal(text.unwrap_or_default())] };
+                        let w = Word {
+                            span,
+                            parts: vec![WordPart::Literal(text.unwrap_or_default())],
+                        };
                         self.path(&w, write)
                     }
                 }
@@ -334,7 +466,10 @@ impl Eval<'_> {
                         "variable-name",
                         Verdict::Deny,
                         Some(&rule.rule),
-                        format!("`{}` assigns a variable whose name is not a plain static name", rule.name),
+                        format!(
+                            "`{}` assigns a variable whose name is not a plain static name",
+                            rule.name
+                        ),
                         span,
                     ),
                 }
@@ -343,7 +478,11 @@ impl Eval<'_> {
             ArgKind::Assignment => {
                 match text {
                     Some(t) => {
-                        let name = t.split('=').next().unwrap_or_default().trim_end_matches('+');
+                        let name = t
+                            .split('=')
+                            .next()
+                            .unwrap_or_default()
+                            .trim_end_matches('+');
                         if super::is_identifier(name) {
                             self.env_name(name, span);
                         } else {
@@ -360,19 +499,36 @@ impl Eval<'_> {
                         "variable-name",
                         Verdict::Deny,
                         Some(&rule.rule),
-                        format!("`{}` with an assignment that is not known before it runs", rule.name),
+                        format!(
+                            "`{}` with an assignment that is not known before it runs",
+                            rule.name
+                        ),
                         span,
                     ),
                 }
                 None
             }
             ArgKind::SedScript | ArgKind::AwkProgram => {
-                let check = if kind == ArgKind::SedScript { super::check_sed } else { super::check_awk };
-                let code = if kind == ArgKind::SedScript { "sed-script" } else { "awk-program" };
+                let check = if kind == ArgKind::SedScript {
+                    super::check_sed
+                } else {
+                    super::check_awk
+                };
+                let code = if kind == ArgKind::SedScript {
+                    "sed-script"
+                } else {
+                    "awk-program"
+                };
                 match text {
                     Some(t) => {
                         if let Err(why) = check(&t) {
-                            self.reason(code, Verdict::Deny, Some(&rule.rule), format!("{why}; `{}` may only read", rule.name), span);
+                            self.reason(
+                                code,
+                                Verdict::Deny,
+                                Some(&rule.rule),
+                                format!("{why}; `{}` may only read", rule.name),
+                                span,
+                            );
                         }
                     }
                     None => self.reason(
@@ -391,6 +547,9 @@ impl Eval<'_> {
     /// An argument without a static value where options are restricted: it could expand to
     /// a denied option, or to several words.
     fn dynamic_arg(&mut self, rule: &ProgramRule, w: &Word, restricted: bool) {
+        if let [WordPart::ProcessSubst { .. }] = w.parts.as_slice() {
+            return; // expands to a pipe path like /dev/fd/63, never an option
+        }
         let starts_with_glob = matches!(w.parts.first(), Some(WordPart::Glob(_)));
         let glob_only = w.glob_pattern().is_some();
         if glob_only && !starts_with_glob {
@@ -403,7 +562,10 @@ impl Eval<'_> {
         let msg = if glob_only {
             format!("the glob could expand to a file named like an option of `{}`; write `./` before it", rule.name)
         } else {
-            format!("an argument of `{}` is not known before it runs and could be an option", rule.name)
+            format!(
+                "an argument of `{}` is not known before it runs and could be an option",
+                rule.name
+            )
         };
         self.setting("dynamic-argument", &s, msg, w.span);
     }
@@ -438,21 +600,42 @@ impl Eval<'_> {
                 }
                 i += 1;
             }
-            let span = args[start].span.join(args[i.saturating_sub(1).min(args.len() - 1)].span);
+            let span = args[start]
+                .span
+                .join(args[i.saturating_sub(1).min(args.len() - 1)].span);
             // The option itself still goes through the rule (so a policy can deny it).
             out.push(args[start].clone());
             if rule.deny_options.contains(&opt) {
                 continue;
             }
-            let allowed = self.policy.wrappers.allow.contains_key("find") || self.policy.wrappers.ask.contains_key("find");
+            let allowed = self.policy.wrappers.allow.contains_key("find")
+                || self.policy.wrappers.ask.contains_key("find");
             if !allowed {
-                self.reason("wrapper-denied", Verdict::Deny, None, format!("`find {opt}` runs another command and find is not an allowed wrapper"), span);
+                self.reason(
+                    "wrapper-denied",
+                    Verdict::Deny,
+                    None,
+                    format!("`find {opt}` runs another command and find is not an allowed wrapper"),
+                    span,
+                );
             } else if !closed || payload.is_empty() {
-                self.reason("wrapper-unverifiable", Verdict::Deny, None, format!("`find {opt}` without a complete command"), span);
+                self.reason(
+                    "wrapper-unverifiable",
+                    Verdict::Deny,
+                    None,
+                    format!("`find {opt}` without a complete command"),
+                    span,
+                );
             } else {
                 if self.policy.wrappers.ask.contains_key("find") {
                     let r = self.policy.wrappers.ask.get("find").cloned();
-                    self.reason("wrapper-ask", Verdict::Ask, r.as_ref(), format!("`find {opt}` needs approval"), span);
+                    self.reason(
+                        "wrapper-ask",
+                        Verdict::Ask,
+                        r.as_ref(),
+                        format!("`find {opt}` needs approval"),
+                        span,
+                    );
                 }
                 self.program(&payload, span);
             }

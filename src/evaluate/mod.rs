@@ -5,6 +5,7 @@
 //! wrappers. Each finding that is not an allow becomes a [`Reason`]; the strictest verdict wins.
 
 mod args;
+mod braces;
 mod paths;
 mod scripts;
 pub mod wrappers;
@@ -14,7 +15,10 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::policy::{Policy, RuleRef, Setting, Verdict};
-use crate::shell::{self, Arithmetic, Assignment, Command, Param, Redirect, RedirectOp, Script, SimpleCommand, Span, Word, WordPart};
+use crate::shell::{
+    self, Arithmetic, Assignment, Command, Param, Redirect, RedirectOp, Script, SimpleCommand,
+    Span, Word, WordPart,
+};
 
 pub use paths::{normalize, resolve, Resolved};
 pub use scripts::{check_awk, check_sed};
@@ -35,8 +39,14 @@ impl Context {
     /// normalised lexically), with `HOME` from the environment (or `/root`).
     pub fn new(root: impl AsRef<Path>) -> Context {
         let root = absolute(root.as_ref());
-        let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/root"));
-        Context { cwd: root.clone(), workspace: vec![root], home: absolute(&home) }
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("/root"));
+        Context {
+            cwd: root.clone(),
+            workspace: vec![root],
+            home: absolute(&home),
+        }
     }
 
     /// The context policy examples are checked in: workspace `/workspace`, home `/home/user`.
@@ -167,9 +177,18 @@ impl<'a> Eval<'a> {
 
     fn finish(mut self) -> Decision {
         self.reasons.sort_by_key(|r| (r.span.start, r.span.end));
-        self.reasons.dedup_by(|a, b| a.code == b.code && a.span == b.span && a.message == b.message);
-        let verdict = self.reasons.iter().map(|r| r.verdict).max().unwrap_or(Verdict::Allow);
-        Decision { verdict, reasons: self.reasons }
+        self.reasons
+            .dedup_by(|a, b| a.code == b.code && a.span == b.span && a.message == b.message);
+        let verdict = self
+            .reasons
+            .iter()
+            .map(|r| r.verdict)
+            .max()
+            .unwrap_or(Verdict::Allow);
+        Decision {
+            verdict,
+            reasons: self.reasons,
+        }
     }
 
     fn span(&self, s: Span) -> Span {
@@ -177,15 +196,31 @@ impl<'a> Eval<'a> {
             SpanMap::Offset(o) => s.offset(o),
             SpanMap::Collapse(c) => c,
         };
-        Span::new(mapped.start.min(self.input_len), mapped.end.min(self.input_len))
+        Span::new(
+            mapped.start.min(self.input_len),
+            mapped.end.min(self.input_len),
+        )
     }
 
-    fn reason(&mut self, code: &'static str, verdict: Verdict, rule: Option<&RuleRef>, message: String, span: Span) {
+    fn reason(
+        &mut self,
+        code: &'static str,
+        verdict: Verdict,
+        rule: Option<&RuleRef>,
+        message: String,
+        span: Span,
+    ) {
         if verdict == Verdict::Allow {
             return;
         }
         let span = self.span(span);
-        self.reasons.push(Reason { code, verdict, rule: rule.cloned(), message, span });
+        self.reasons.push(Reason {
+            code,
+            verdict,
+            rule: rule.cloned(),
+            message,
+            span,
+        });
     }
 
     fn setting(&mut self, code: &'static str, setting: &Setting, message: String, span: Span) {
@@ -217,7 +252,10 @@ impl<'a> Eval<'a> {
                 "nesting-limit",
                 Verdict::Deny,
                 None,
-                format!("commands nested more than {} levels deep cannot be checked", self.policy.limits.max_nesting),
+                format!(
+                    "commands nested more than {} levels deep cannot be checked",
+                    self.policy.limits.max_nesting
+                ),
                 span,
             );
             return;
@@ -270,10 +308,7 @@ impl<'a> Eval<'a> {
                 for r in &c.redirects {
                     self.redirect(r);
                 }
-                if c.background {
-                    let s = self.policy.shell.background.clone();
-                    self.setting("background", &s, "runs a command in the background".into(), c.span);
-                }
+                self.keywords(c.background, &c.keywords, c.span);
                 self.script(&c.body);
             }
             Command::Function(f) => {
@@ -281,7 +316,10 @@ impl<'a> Eval<'a> {
                 self.setting(
                     "function-definition",
                     &s,
-                    format!("defines the function `{}`, which changes what later commands mean", f.name),
+                    format!(
+                        "defines the function `{}`, which changes what later commands mean",
+                        f.name
+                    ),
                     f.name_span,
                 );
                 for r in &f.redirects {
@@ -292,6 +330,24 @@ impl<'a> Eval<'a> {
         }
     }
 
+    /// `&` and `coproc` leave a job running in the session; `coproc` also assigns `COPROC`
+    /// (a `coproc NAME` is recorded by the lowering as an assignment of NAME).
+    fn keywords(&mut self, background: bool, keywords: &[shell::Keyword], span: Span) {
+        let coproc = keywords.contains(&shell::Keyword::Coproc);
+        if background || coproc {
+            let s = self.policy.shell.background.clone();
+            self.setting(
+                "background",
+                &s,
+                "runs a command in the background".into(),
+                span,
+            );
+        }
+        if coproc {
+            self.env_name("COPROC", span);
+        }
+    }
+
     fn count_command(&mut self, span: Span) -> bool {
         self.commands += 1;
         if self.commands == self.policy.limits.max_commands + 1 {
@@ -299,7 +355,10 @@ impl<'a> Eval<'a> {
                 "command-limit",
                 Verdict::Deny,
                 None,
-                format!("more than {} commands in one input", self.policy.limits.max_commands),
+                format!(
+                    "more than {} commands in one input",
+                    self.policy.limits.max_commands
+                ),
                 span,
             );
         }
@@ -319,10 +378,7 @@ impl<'a> Eval<'a> {
         for w in &c.words {
             self.word(w);
         }
-        if c.background {
-            let s = self.policy.shell.background.clone();
-            self.setting("background", &s, "runs a command in the background".into(), c.span);
-        }
+        self.keywords(c.background, &c.keywords, c.span);
         if !c.words.is_empty() {
             self.program(&c.words, c.span);
         }
@@ -340,7 +396,12 @@ impl<'a> Eval<'a> {
             WordPart::DoubleQuoted(parts) => parts.iter().for_each(|p| self.part(p)),
             WordPart::CommandSubst(s) | WordPart::ProcessSubst { script: s, .. } => {
                 if let Some(setting) = self.policy.shell.substitutions.clone() {
-                    self.setting("substitution", &setting, "a command substitution".into(), s.span);
+                    self.setting(
+                        "substitution",
+                        &setting,
+                        "a command substitution".into(),
+                        s.span,
+                    );
                 }
                 self.script(s);
             }
@@ -398,12 +459,16 @@ impl<'a> Eval<'a> {
         self.env_name(&a.name, a.name_span);
         if let Some(sub) = &a.subscript {
             self.word(sub);
-            if sub.static_value().is_none_or(|s| !s.chars().all(|c| c.is_ascii_digit())) {
+            if sub
+                .static_value()
+                .map_or(true, |s| !s.chars().all(|c| c.is_ascii_digit()))
+            {
                 let s = self.policy.shell.arithmetic_variables.clone();
                 self.setting(
                     "arithmetic-variable",
                     &s,
-                    "an array subscript that is not a plain number is evaluated as arithmetic".into(),
+                    "an array subscript that is not a plain number is evaluated as arithmetic"
+                        .into(),
                     sub.span,
                 );
             }
@@ -444,30 +509,62 @@ impl<'a> Eval<'a> {
         let red = self.policy.redirects.clone();
         match r.op {
             RedirectOp::HereDoc | RedirectOp::HereString => {
-                self.setting("here-document", &red.here_documents, "a here-document".into(), r.span);
+                self.setting(
+                    "here-document",
+                    &red.here_documents,
+                    "a here-document".into(),
+                    r.span,
+                );
             }
             RedirectOp::DupOut | RedirectOp::DupIn => {
-                let is_fd = r
-                    .target
-                    .static_value()
-                    .is_some_and(|t| t == "-" || t.trim_end_matches('-').chars().all(|c| c.is_ascii_digit()) && !t.is_empty());
+                let is_fd = r.target.static_value().is_some_and(|t| {
+                    t == "-"
+                        || t.trim_end_matches('-').chars().all(|c| c.is_ascii_digit())
+                            && !t.is_empty()
+                });
                 if is_fd {
-                    self.setting("fd-duplication", &red.fd_duplication, "duplicates a file descriptor".into(), r.span);
+                    self.setting(
+                        "fd-duplication",
+                        &red.fd_duplication,
+                        "duplicates a file descriptor".into(),
+                        r.span,
+                    );
                 } else if r.op == RedirectOp::DupOut {
                     // `>&word` with a file name is `&>word`.
-                    self.setting("redirect-write", &red.write, "redirects output to a file".into(), r.span);
+                    self.setting(
+                        "redirect-write",
+                        &red.write,
+                        "redirects output to a file".into(),
+                        r.span,
+                    );
                     self.path(&r.target, true);
                 } else {
-                    self.reason("redirect-unknown", Verdict::Deny, None, "`<&` needs a file descriptor number".into(), r.span);
+                    self.reason(
+                        "redirect-unknown",
+                        Verdict::Deny,
+                        None,
+                        "`<&` needs a file descriptor number".into(),
+                        r.span,
+                    );
                 }
             }
             op => {
                 if op.reads() {
-                    self.setting("redirect-read", &red.read, "redirects input from a file".into(), r.span);
+                    self.setting(
+                        "redirect-read",
+                        &red.read,
+                        "redirects input from a file".into(),
+                        r.span,
+                    );
                     self.path(&r.target, false);
                 }
                 if op.writes() {
-                    self.setting("redirect-write", &red.write, "redirects output to a file".into(), r.span);
+                    self.setting(
+                        "redirect-write",
+                        &red.write,
+                        "redirects output to a file".into(),
+                        r.span,
+                    );
                     self.path(&r.target, true);
                 }
             }
@@ -481,7 +578,9 @@ impl<'a> Eval<'a> {
         let cwds = self.cwds.clone();
         for cwd in &cwds {
             let resolved = paths::resolve(w, self.ctx, cwd);
-            if let Err((msg, pattern)) = paths::check(&self.policy.paths, &resolved, write, self.ctx) {
+            if let Err((msg, pattern)) =
+                paths::check(&self.policy.paths, &resolved, write, self.ctx)
+            {
                 let mut msg = msg;
                 if let Some(extra) = &self.policy.paths.message {
                     msg.push_str(": ");
@@ -494,10 +593,29 @@ impl<'a> Eval<'a> {
                     }
                     (_, Some(p)) => {
                         let r = p.rule.clone();
-                        self.reason(if write { "path-write-denied" } else { "path-read-denied" }, Verdict::Deny, Some(&r), msg, w.span);
+                        self.reason(
+                            if write {
+                                "path-write-denied"
+                            } else {
+                                "path-read-denied"
+                            },
+                            Verdict::Deny,
+                            Some(&r),
+                            msg,
+                            w.span,
+                        );
                     }
                     (_, None) => {
-                        self.reason(if write { "path-write-outside" } else { "path-read-outside" }, Verdict::Deny, None, msg, w.span);
+                        // Outside every allowed path: cite the list that would have to grow.
+                        let paths = &self.policy.paths;
+                        let list = if write { &paths.write } else { &paths.read };
+                        let rule = list.first().map(|p| p.rule.clone());
+                        let code = if write {
+                            "path-write-outside"
+                        } else {
+                            "path-read-outside"
+                        };
+                        self.reason(code, Verdict::Deny, rule.as_ref(), msg, w.span);
                     }
                 }
                 return None;
@@ -513,7 +631,12 @@ impl<'a> Eval<'a> {
     fn program(&mut self, words: &[Word], span: Span) {
         let Some(first) = words.first() else { return };
         let Some(name) = first.static_value() else {
-            let why = first.dynamic_reasons().iter().map(ToString::to_string).collect::<Vec<_>>().join(", ");
+            let why = first
+                .dynamic_reasons()
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ");
             self.reason(
                 "dynamic-program",
                 Verdict::Deny,
@@ -537,7 +660,9 @@ impl<'a> Eval<'a> {
                 "program-path",
                 Verdict::Deny,
                 None,
-                format!("`{name}` is run by path; only programs named in the policy may run, by name"),
+                format!(
+                    "`{name}` is run by path; only programs named in the policy may run, by name"
+                ),
                 first.span,
             );
             return;
@@ -563,7 +688,11 @@ impl<'a> Eval<'a> {
             message.push_str(&format!(" (allowed: {})", allowed.join(", ")));
         }
         let default = policy.default.clone();
-        let code = if state { "session-state" } else { "program-not-allowed" };
+        let code = if state {
+            "session-state"
+        } else {
+            "program-not-allowed"
+        };
         // Default-deny is the floor: an unknown program is never less than the default.
         self.setting(code, &default, message, first.span);
     }
@@ -581,15 +710,31 @@ impl<'a> Eval<'a> {
             return;
         };
         if self.policy.wrappers.ask.contains_key(name) {
-            self.reason("wrapper-ask", Verdict::Ask, Some(&rule), format!("`{name}` needs approval"), words[0].span);
+            self.reason(
+                "wrapper-ask",
+                Verdict::Ask,
+                Some(&rule),
+                format!("`{name}` needs approval"),
+                words[0].span,
+            );
         }
         match wrappers::unwrap(name, &words[1..], span) {
             wrappers::Unwrapped::Nothing => {}
             wrappers::Unwrapped::Refuse { message, span } => {
-                self.reason("wrapper-unverifiable", Verdict::Deny, Some(&rule), message, span);
+                self.reason(
+                    "wrapper-unverifiable",
+                    Verdict::Deny,
+                    Some(&rule),
+                    message,
+                    span,
+                );
             }
             wrappers::Unwrapped::Source { text, span, offset } => self.payload(&text, span, offset),
-            wrappers::Unwrapped::Command { words: inner, assignments, appends_dynamic } => {
+            wrappers::Unwrapped::Command {
+                words: inner,
+                assignments,
+                appends_dynamic,
+            } => {
                 for a in assignments {
                     if let Some(v) = a.static_value() {
                         let n = v.split('=').next().unwrap_or_default().to_string();
@@ -600,7 +745,13 @@ impl<'a> Eval<'a> {
                     return;
                 }
                 if self.nesting >= self.policy.limits.max_nesting + 4 {
-                    self.reason("nesting-limit", Verdict::Deny, None, "wrappers nested too deep".into(), span);
+                    self.reason(
+                        "nesting-limit",
+                        Verdict::Deny,
+                        None,
+                        "wrappers nested too deep".into(),
+                        span,
+                    );
                     return;
                 }
                 self.nesting += 1;
@@ -619,5 +770,8 @@ impl<'a> Eval<'a> {
 
 fn is_identifier(s: &str) -> bool {
     let mut chars = s.chars();
-    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_') && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }

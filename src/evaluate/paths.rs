@@ -25,15 +25,22 @@ pub enum Resolved {
         /// The remaining components, each a one-component glob.
         components: Vec<String>,
     },
+    /// A process substitution (`<(...)`, `>(...)`): a pipe such as `/dev/fd/63`, not a file.
+    Pipe,
     /// Not resolvable statically, and why.
     Unknown(String),
 }
 
 /// Resolve `word` as a path relative to `cwd`.
 pub fn resolve(word: &Word, ctx: &Context, cwd: &Path) -> Resolved {
+    if let [WordPart::ProcessSubst { .. }] = word.parts.as_slice() {
+        return Resolved::Pipe;
+    }
     // A leading `~` or `$HOME` / `${HOME}` is the context's home directory.
     let (start, parts): (Option<PathBuf>, &[WordPart]) = match word.parts.first() {
-        Some(WordPart::Tilde(user)) if user.is_empty() => (Some(ctx.home.clone()), &word.parts[1..]),
+        Some(WordPart::Tilde(user)) if user.is_empty() => {
+            (Some(ctx.home.clone()), &word.parts[1..])
+        }
         Some(WordPart::Tilde(user)) => {
             return Resolved::Unknown(format!("`~{user}` is another user's home directory"))
         }
@@ -42,7 +49,10 @@ pub fn resolve(word: &Word, ctx: &Context, cwd: &Path) -> Resolved {
         }
         _ => (None, &word.parts[..]),
     };
-    let rest = Word { span: word.span, parts: parts.to_vec() };
+    let rest = Word {
+        span: word.span,
+        parts: parts.to_vec(),
+    };
     let text = match rest.static_value() {
         Some(t) => t,
         None => match rest.glob_pattern() {
@@ -84,7 +94,10 @@ fn resolve_glob(start: Option<PathBuf>, rest: &Word, cwd: &Path) -> Resolved {
             }
             other => {
                 let mut s = String::new();
-                let w = Word { span: rest.span, parts: vec![other.clone()] };
+                let w = Word {
+                    span: rest.span,
+                    parts: vec![other.clone()],
+                };
                 if let Some(v) = w.static_value() {
                     s.push_str(&v);
                 }
@@ -104,7 +117,8 @@ fn resolve_glob(start: Option<PathBuf>, rest: &Word, cwd: &Path) -> Resolved {
             }
         }
     }
-    let absolute = start.is_none() && comps.first().is_some_and(|c| c.0.is_empty()) && comps.len() > 1;
+    let absolute =
+        start.is_none() && comps.first().is_some_and(|c| c.0.is_empty()) && comps.len() > 1;
     let mut base = match start {
         Some(h) => h,
         None if absolute => PathBuf::from("/"),
@@ -130,7 +144,10 @@ fn resolve_glob(start: Option<PathBuf>, rest: &Word, cwd: &Path) -> Resolved {
             c => base.push(c),
         }
     }
-    Resolved::Glob { base: normalize(&base), components: globbed }
+    Resolved::Glob {
+        base: normalize(&base),
+        components: globbed,
+    }
 }
 
 /// Lexically normalise an absolute path: drop `.`, resolve `..`, collapse `//`.
@@ -159,7 +176,9 @@ fn anchors(anchor: PathAnchor, ctx: &Context) -> Vec<&Path> {
 /// Whether `pattern` matches the absolute normalised `path`.
 pub fn matches(pattern: &PathPattern, path: &Path, ctx: &Context) -> bool {
     anchors(pattern.anchor, ctx).into_iter().any(|anchor| {
-        let Ok(rel) = path.strip_prefix(anchor) else { return false };
+        let Ok(rel) = path.strip_prefix(anchor) else {
+            return false;
+        };
         let rel = rel.to_string_lossy();
         match &pattern.rest {
             None => rel.is_empty(),
@@ -204,35 +223,64 @@ pub fn check<'p>(
     write: bool,
     ctx: &Context,
 ) -> Result<(), (String, Option<&'p PathPattern>)> {
-    let (allow, deny) = if write { (&rules.write, &rules.deny_write) } else { (&rules.read, &rules.deny_read) };
+    let (allow, deny) = if write {
+        (&rules.write, &rules.deny_write)
+    } else {
+        (&rules.read, &rules.deny_read)
+    };
     let what = if write { "writing" } else { "reading" };
     match resolved {
         Resolved::Unknown(why) => Err((format!("the path cannot be resolved: {why}"), None)),
+        Resolved::Pipe => Ok(()),
         Resolved::Exact(path) => {
             if let Some(d) = deny.iter().find(|d| matches(d, path, ctx)) {
-                return Err((format!("{what} `{}` is denied by `{}`", path.display(), d.text), Some(d)));
+                return Err((
+                    format!("{what} `{}` is denied by `{}`", path.display(), d.text),
+                    Some(d),
+                ));
+            }
+            if !allow.iter().any(|a| matches(a, path, ctx)) {
+                return Err((
+                    format!("{what} `{}` is outside the allowed paths", path.display()),
+                    None,
+                ));
             }
             if write {
                 // Replacing or removing a directory that holds a protected path would bypass it.
                 for d in deny {
-                    if literal_prefixes(d, ctx).iter().any(|p| p.starts_with(path) && p != path) {
+                    if literal_prefixes(d, ctx)
+                        .iter()
+                        .any(|p| p.starts_with(path) && p != path)
+                    {
                         return Err((
-                            format!("{what} `{}` would replace what `{}` protects", path.display(), d.text),
+                            format!(
+                                "{what} `{}` would replace what `{}` protects",
+                                path.display(),
+                                d.text
+                            ),
                             Some(d),
                         ));
                     }
                 }
             }
-            if allow.iter().any(|a| matches(a, path, ctx)) {
-                Ok(())
-            } else {
-                Err((format!("{what} `{}` is outside the allowed paths", path.display()), None))
-            }
+            Ok(())
         }
         Resolved::Glob { base, components } => {
             let Some(first) = components.first() else {
                 return check(rules, &Resolved::Exact(base.clone()), write, ctx);
             };
+            // Every path the glob can match is a descendant of `base`: prove a generic one.
+            let probe = base.join("shellgate-glob-probe");
+            if !allow.iter().any(|a| matches(a, &probe, ctx)) {
+                return Err((
+                    format!(
+                        "{what} `{}/{}` may reach outside the allowed paths",
+                        base.display(),
+                        components.join("/")
+                    ),
+                    None,
+                ));
+            }
             let first_glob = component_glob(first);
             for d in deny {
                 for p in literal_prefixes(d, ctx) {
@@ -246,25 +294,28 @@ pub fn check<'p>(
                     };
                     if reach {
                         return Err((
-                            format!("{what} `{}/{}` may touch what `{}` protects", base.display(), components.join("/"), d.text),
+                            format!(
+                                "{what} `{}/{}` may touch what `{}` protects",
+                                base.display(),
+                                components.join("/"),
+                                d.text
+                            ),
                             Some(d),
                         ));
                     }
                 }
             }
-            // Every path the glob can match is a descendant of `base`: prove a generic one.
-            let probe = base.join("shellgate-glob-probe");
-            if allow.iter().any(|a| matches(a, &probe, ctx)) {
-                Ok(())
-            } else {
-                Err((format!("{what} `{}/{}` may reach outside the allowed paths", base.display(), components.join("/")), None))
-            }
+            Ok(())
         }
     }
 }
 
 fn component_glob(pattern: &str) -> Option<GlobMatcher> {
-    GlobBuilder::new(pattern).literal_separator(true).build().ok().map(|g| g.compile_matcher())
+    GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .build()
+        .ok()
+        .map(|g| g.compile_matcher())
 }
 
 /// Whether one glob component can match `name` as bash would (a leading dot must be explicit).
@@ -273,7 +324,7 @@ fn component_matches(pattern: &str, glob: Option<&GlobMatcher>, name: &str) -> b
         return false;
     }
     // An unparsable pattern could match anything.
-    glob.is_none_or(|g| g.is_match(name))
+    glob.map_or(true, |g| g.is_match(name))
 }
 
 #[cfg(test)]
@@ -282,7 +333,10 @@ mod tests {
 
     #[test]
     fn normalize_resolves_dots_lexically() {
-        assert_eq!(normalize(Path::new("/w/a/../../etc/./passwd")), PathBuf::from("/etc/passwd"));
+        assert_eq!(
+            normalize(Path::new("/w/a/../../etc/./passwd")),
+            PathBuf::from("/etc/passwd")
+        );
         assert_eq!(normalize(Path::new("/../..")), PathBuf::from("/"));
         assert_eq!(normalize(Path::new("/w//x/")), PathBuf::from("/w/x"));
     }

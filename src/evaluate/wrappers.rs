@@ -15,15 +15,84 @@ pub const UNWRAPPABLE: &[&str] = &[
 /// Programs known to run another program given on their command line. Those not in
 /// [`UNWRAPPABLE`] are always refused.
 const WRAPPERS: &[&str] = &[
-    "bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "busybox", "eval",
-    "env", "timeout", "nice", "nohup", "stdbuf", "time", "command", "builtin", "sudo", "doas",
-    "su", "runuser", "pkexec", "xargs", "exec", "watch", "parallel", "flock", "setsid", "chroot",
-    "ionice", "chrt", "taskset", "strace", "ltrace", "unbuffer", "script", "nsenter", "unshare",
-    "firejail", "bwrap", "systemd-run", "dbus-launch", "xvfb-run", "chronic", "ts", "catchsegv",
-    "valgrind", "gdb", "lldb", "perf", "expect", "nix-shell", "sg", "newgrp", "setpriv",
-    "prlimit", "cgexec", "numactl", "rlwrap", "winpty", "faketime", "proxychains", "torsocks",
-    "tsocks", "npx", "bunx", "pnpx", "uvx", "pipx", "start-stop-daemon", "daemonize", "at",
-    "batch", "crontab", "ssh",
+    "bash",
+    "sh",
+    "dash",
+    "zsh",
+    "ksh",
+    "mksh",
+    "ash",
+    "fish",
+    "csh",
+    "tcsh",
+    "busybox",
+    "eval",
+    "env",
+    "timeout",
+    "nice",
+    "nohup",
+    "stdbuf",
+    "time",
+    "command",
+    "builtin",
+    "sudo",
+    "doas",
+    "su",
+    "runuser",
+    "pkexec",
+    "xargs",
+    "exec",
+    "watch",
+    "parallel",
+    "flock",
+    "setsid",
+    "chroot",
+    "ionice",
+    "chrt",
+    "taskset",
+    "strace",
+    "ltrace",
+    "unbuffer",
+    "script",
+    "nsenter",
+    "unshare",
+    "firejail",
+    "bwrap",
+    "systemd-run",
+    "dbus-launch",
+    "xvfb-run",
+    "chronic",
+    "ts",
+    "catchsegv",
+    "valgrind",
+    "gdb",
+    "lldb",
+    "perf",
+    "expect",
+    "nix-shell",
+    "sg",
+    "newgrp",
+    "setpriv",
+    "prlimit",
+    "cgexec",
+    "numactl",
+    "rlwrap",
+    "winpty",
+    "faketime",
+    "proxychains",
+    "torsocks",
+    "tsocks",
+    "npx",
+    "bunx",
+    "pnpx",
+    "uvx",
+    "pipx",
+    "start-stop-daemon",
+    "daemonize",
+    "at",
+    "batch",
+    "crontab",
+    "ssh",
 ];
 
 /// Whether `name` is a program that runs another program from its arguments.
@@ -39,11 +108,52 @@ pub fn is_unwrappable(name: &str) -> bool {
 /// Shell builtins that change the state of the persistent session (what later commands
 /// mean), refused unless a policy names them.
 pub const SESSION_STATE: &[&str] = &[
-    "alias", "unalias", "hash", "enable", "trap", "set", "shopt", "source", ".", "exec",
-    "export", "declare", "typeset", "local", "readonly", "unset", "read", "mapfile",
-    "readarray", "cd", "pushd", "popd", "umask", "ulimit", "bind", "complete", "compopt",
-    "history", "fc", "let", "getopts", "shift", "disown", "jobs", "fg", "bg", "kill", "wait",
-    "suspend", "logout", "exit", "return", "times", "caller", "dirs", "coproc",
+    "alias",
+    "unalias",
+    "hash",
+    "enable",
+    "trap",
+    "set",
+    "shopt",
+    "source",
+    ".",
+    "exec",
+    "export",
+    "declare",
+    "typeset",
+    "local",
+    "readonly",
+    "unset",
+    "read",
+    "mapfile",
+    "readarray",
+    "cd",
+    "pushd",
+    "popd",
+    "umask",
+    "ulimit",
+    "bind",
+    "complete",
+    "compopt",
+    "history",
+    "fc",
+    "let",
+    "getopts",
+    "shift",
+    "disown",
+    "jobs",
+    "fg",
+    "bg",
+    "kill",
+    "wait",
+    "suspend",
+    "logout",
+    "exit",
+    "return",
+    "times",
+    "caller",
+    "dirs",
+    "coproc",
 ];
 
 /// What a wrapper's arguments mean.
@@ -89,9 +199,21 @@ struct Spec {
 
 fn spec(name: &str) -> Option<Spec> {
     Some(match name {
-        "time" => Spec { with_value: &[], refuse: &[], leading_operands: 0 },
-        "nice" => Spec { with_value: &["-n", "--adjustment"], refuse: &[], leading_operands: 0 },
-        "nohup" => Spec { with_value: &[], refuse: &[], leading_operands: 0 },
+        "time" => Spec {
+            with_value: &[],
+            refuse: &[],
+            leading_operands: 0,
+        },
+        "nice" => Spec {
+            with_value: &["-n", "--adjustment"],
+            refuse: &[],
+            leading_operands: 0,
+        },
+        "nohup" => Spec {
+            with_value: &[],
+            refuse: &[],
+            leading_operands: 0,
+        },
         "timeout" => Spec {
             with_value: &["-s", "--signal", "-k", "--kill-after"],
             refuse: &[],
@@ -102,19 +224,75 @@ fn spec(name: &str) -> Option<Spec> {
             refuse: &[],
             leading_operands: 0,
         },
-        "builtin" => Spec { with_value: &[], refuse: &[], leading_operands: 0 },
+        "builtin" => Spec {
+            with_value: &[],
+            refuse: &[],
+            leading_operands: 0,
+        },
         "sudo" => Spec {
-            with_value: &["-u", "--user", "-g", "--group", "-h", "--host", "-p", "--prompt", "-C",
-                "--close-from", "-T", "--command-timeout", "-r", "--role", "-t", "--type", "-U",
-                "--other-user", "-D", "--chdir"],
-            refuse: &["-s", "--shell", "-i", "--login", "-e", "--edit", "-l", "--list", "-E",
-                "--preserve-env", "-D", "--chdir", "-R", "--chroot"],
+            with_value: &[
+                "-u",
+                "--user",
+                "-g",
+                "--group",
+                "-h",
+                "--host",
+                "-p",
+                "--prompt",
+                "-C",
+                "--close-from",
+                "-T",
+                "--command-timeout",
+                "-r",
+                "--role",
+                "-t",
+                "--type",
+                "-U",
+                "--other-user",
+                "-D",
+                "--chdir",
+            ],
+            refuse: &[
+                "-s",
+                "--shell",
+                "-i",
+                "--login",
+                "-e",
+                "--edit",
+                "-l",
+                "--list",
+                "-E",
+                "--preserve-env",
+                "-D",
+                "--chdir",
+                "-R",
+                "--chroot",
+            ],
             leading_operands: 0,
         },
         "xargs" => Spec {
-            with_value: &["-a", "--arg-file", "-d", "--delimiter", "-E", "-e", "--eof", "-I",
-                "-i", "--replace", "-L", "-l", "--max-lines", "-n", "--max-args", "-P",
-                "--max-procs", "-s", "--max-chars", "--process-slot-var"],
+            with_value: &[
+                "-a",
+                "--arg-file",
+                "-d",
+                "--delimiter",
+                "-E",
+                "-e",
+                "--eof",
+                "-I",
+                "-i",
+                "--replace",
+                "-L",
+                "-l",
+                "--max-lines",
+                "-n",
+                "--max-args",
+                "-P",
+                "--max-procs",
+                "-s",
+                "--max-chars",
+                "--process-slot-var",
+            ],
             refuse: &["-a", "--arg-file", "--process-slot-var", "-o", "--open-tty"],
             leading_operands: 0,
         },
@@ -131,20 +309,29 @@ pub fn unwrap<'a>(name: &str, args: &'a [Word], whole: Span) -> Unwrapped<'a> {
         "command" => command(args, whole),
         _ => match spec(name) {
             Some(s) => simple(name, &s, args, whole),
-            None => Unwrapped::Refuse { message: format!("`{name}` cannot be unwrapped"), span: whole },
+            None => Unwrapped::Refuse {
+                message: format!("`{name}` cannot be unwrapped"),
+                span: whole,
+            },
         },
     }
 }
 
 fn refuse(message: impl Into<String>, span: Span) -> Unwrapped<'static> {
-    Unwrapped::Refuse { message: message.into(), span }
+    Unwrapped::Refuse {
+        message: message.into(),
+        span,
+    }
 }
 
 fn simple<'a>(name: &str, spec: &Spec, args: &'a [Word], whole: Span) -> Unwrapped<'a> {
     let mut i = 0;
     while i < args.len() {
         let Some(s) = args[i].static_value() else {
-            return refuse(format!("`{name}` has an argument whose value is not known"), args[i].span);
+            return refuse(
+                format!("`{name}` has an argument whose value is not known"),
+                args[i].span,
+            );
         };
         if s == "--" {
             i += 1;
@@ -177,9 +364,16 @@ fn simple<'a>(name: &str, spec: &Spec, args: &'a [Word], whole: Span) -> Unwrapp
             // xargs with no command runs `echo` with what it reads.
             return Unwrapped::Nothing;
         }
-        return refuse(format!("`{name}` without a command cannot be checked"), whole);
+        return refuse(
+            format!("`{name}` without a command cannot be checked"),
+            whole,
+        );
     }
-    Unwrapped::Command { words, assignments: Vec::new(), appends_dynamic: name == "xargs" }
+    Unwrapped::Command {
+        words,
+        assignments: Vec::new(),
+        appends_dynamic: name == "xargs",
+    }
 }
 
 fn env(args: &[Word]) -> Unwrapped<'_> {
@@ -187,7 +381,10 @@ fn env(args: &[Word]) -> Unwrapped<'_> {
     let mut assignments = Vec::new();
     while i < args.len() {
         let Some(s) = args[i].static_value() else {
-            return refuse("`env` has an argument whose value is not known", args[i].span);
+            return refuse(
+                "`env` has an argument whose value is not known",
+                args[i].span,
+            );
         };
         if s == "--" {
             i += 1;
@@ -225,7 +422,11 @@ fn env(args: &[Word]) -> Unwrapped<'_> {
         // `env` alone prints the environment (output redaction applies).
         return Unwrapped::Nothing;
     }
-    Unwrapped::Command { words, assignments, appends_dynamic: false }
+    Unwrapped::Command {
+        words,
+        assignments,
+        appends_dynamic: false,
+    }
 }
 
 fn command<'a>(args: &'a [Word], whole: Span) -> Unwrapped<'a> {
@@ -242,21 +443,33 @@ fn command<'a>(args: &'a [Word], whole: Span) -> Unwrapped<'a> {
                 return refuse(format!("`command {s}` cannot be checked"), args[i].span)
             }
             Some(_) => break,
-            None => return refuse("`command` has an argument whose value is not known", args[i].span),
+            None => {
+                return refuse(
+                    "`command` has an argument whose value is not known",
+                    args[i].span,
+                )
+            }
         }
     }
     let words = args.get(i..).unwrap_or(&[]);
     if words.is_empty() {
         return refuse("`command` without a command", whole);
     }
-    Unwrapped::Command { words, assignments: Vec::new(), appends_dynamic: false }
+    Unwrapped::Command {
+        words,
+        assignments: Vec::new(),
+        appends_dynamic: false,
+    }
 }
 
 fn eval(args: &[Word], whole: Span) -> Unwrapped<'static> {
     let mut text = String::new();
     for (i, w) in args.iter().enumerate() {
         let Some(s) = w.static_value() else {
-            return refuse("`eval` of a value that is not known cannot be checked", w.span);
+            return refuse(
+                "`eval` of a value that is not known cannot be checked",
+                w.span,
+            );
         };
         if i > 0 {
             text.push(' ');
@@ -266,8 +479,14 @@ fn eval(args: &[Word], whole: Span) -> Unwrapped<'static> {
     if args.is_empty() {
         return Unwrapped::Nothing;
     }
-    let span = args.first().map_or(whole, |f| f.span.join(args[args.len() - 1].span));
-    Unwrapped::Source { text, span, offset: None }
+    let span = args
+        .first()
+        .map_or(whole, |f| f.span.join(args[args.len() - 1].span));
+    Unwrapped::Source {
+        text,
+        span,
+        offset: None,
+    }
 }
 
 fn shell(args: &[Word], whole: Span) -> Unwrapped<'static> {
@@ -275,7 +494,10 @@ fn shell(args: &[Word], whole: Span) -> Unwrapped<'static> {
     let mut dash_c = false;
     while i < args.len() {
         let Some(s) = args[i].static_value() else {
-            return refuse("the shell has an argument whose value is not known", args[i].span);
+            return refuse(
+                "the shell has an argument whose value is not known",
+                args[i].span,
+            );
         };
         if s == "--" || s == "-" {
             i += 1;
@@ -286,7 +508,10 @@ fn shell(args: &[Word], whole: Span) -> Unwrapped<'static> {
                 i += 1;
                 continue;
             }
-            return refuse(format!("`--{long}` makes the shell run code that cannot be checked"), args[i].span);
+            return refuse(
+                format!("`--{long}` makes the shell run code that cannot be checked"),
+                args[i].span,
+            );
         }
         if let Some(flags) = s.strip_prefix('-').or_else(|| s.strip_prefix('+')) {
             for c in flags.chars() {
@@ -298,14 +523,28 @@ fn shell(args: &[Word], whole: Span) -> Unwrapped<'static> {
                         // some (`-O extdebug`) are not worth the risk: only a known set.
                         i += 1;
                         let ok = args.get(i).and_then(Word::static_value).is_some_and(|o| {
-                            matches!(o.as_str(), "pipefail" | "errexit" | "nounset" | "xtrace" | "noglob" | "noclobber")
+                            matches!(
+                                o.as_str(),
+                                "pipefail"
+                                    | "errexit"
+                                    | "nounset"
+                                    | "xtrace"
+                                    | "noglob"
+                                    | "noclobber"
+                            )
                         });
                         if !ok {
-                            return refuse("a shell `-o`/`-O` option that cannot be checked", whole);
+                            return refuse(
+                                "a shell `-o`/`-O` option that cannot be checked",
+                                whole,
+                            );
                         }
                     }
                     _ => {
-                        return refuse(format!("shell option `-{c}` cannot be checked"), args[i].span)
+                        return refuse(
+                            format!("shell option `-{c}` cannot be checked"),
+                            args[i].span,
+                        )
                     }
                 }
             }
@@ -328,7 +567,11 @@ fn shell(args: &[Word], whole: Span) -> Unwrapped<'static> {
     };
     // Later words become $0, $1, ...: the payload sees them only through expansions, which
     // the payload's own check treats as unknown values.
-    Unwrapped::Source { text, span: payload.span, offset: single_quoted_offset(payload) }
+    Unwrapped::Source {
+        text,
+        span: payload.span,
+        offset: single_quoted_offset(payload),
+    }
 }
 
 /// When `word` is one quoted part with no escapes, the offset of its text in the input.

@@ -18,7 +18,10 @@ pub struct Setting {
 
 impl Setting {
     pub(crate) fn builtin(verdict: Verdict, name: &str) -> Setting {
-        Setting { verdict, rule: RuleRef::builtin(name) }
+        Setting {
+            verdict,
+            rule: RuleRef::builtin(name),
+        }
     }
 }
 
@@ -37,7 +40,12 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_bytes: 64 * 1024, max_depth: 128, max_commands: 1000, max_nesting: 4 }
+        Limits {
+            max_bytes: 64 * 1024,
+            max_depth: 128,
+            max_commands: 1000,
+            max_nesting: 4,
+        }
     }
 }
 
@@ -207,7 +215,11 @@ pub struct OperandSpec {
 
 impl Default for OperandSpec {
     fn default() -> Self {
-        OperandSpec { head: Vec::new(), repeat: Some(ArgKind::PathRead), tail: Vec::new() }
+        OperandSpec {
+            head: Vec::new(),
+            repeat: Some(ArgKind::PathRead),
+            tail: Vec::new(),
+        }
     }
 }
 
@@ -267,6 +279,8 @@ pub struct ProgramRule {
     pub options_message: Option<String>,
     /// Options that turn path-read operands into path-write ones (`sed -i`).
     pub write_options: BTreeSet<String>,
+    /// Options after which (and their value) every argument is an operand (`python3 -m mod ...`).
+    pub terminal_options: BTreeSet<String>,
     /// At least one of these options must be present (`python3 -m`).
     pub required_options: BTreeSet<String>,
     /// Allowed values of an option, by regex (`-m` = `^pytest$`).

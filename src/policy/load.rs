@@ -34,12 +34,22 @@ pub(crate) fn load_file(path: &Path) -> Result<Policy, PolicyError> {
 }
 
 fn read(path: &Path) -> Result<String, PolicyError> {
-    std::fs::read_to_string(path).map_err(|source| PolicyError::Io { path: path.to_path_buf(), source })
+    std::fs::read_to_string(path).map_err(|source| PolicyError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 pub(crate) fn load_str(source: &str, origin: &str) -> Result<Policy, PolicyError> {
-    let mut loader = Loader { diags: Vec::new(), policy: defaults(), stack: Vec::new() };
-    let dir = Path::new(origin).parent().map(Path::to_path_buf).unwrap_or_default();
+    let mut loader = Loader {
+        diags: Vec::new(),
+        policy: defaults(),
+        stack: Vec::new(),
+    };
+    let dir = Path::new(origin)
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
     loader.apply(source, origin, &dir, true)?;
     if loader.diags.is_empty() {
         check_examples(&loader.policy, &mut loader.diags);
@@ -108,7 +118,10 @@ impl File<'_> {
     /// The span of the key at a dotted path (map keys carry no span through serde).
     fn key(&self, segs: &[&str]) -> Range<usize> {
         let segs: Vec<String> = segs.iter().map(|s| s.to_string()).collect();
-        self.table.as_ref().and_then(|t| key_span(t, &segs)).unwrap_or(0..0)
+        self.table
+            .as_ref()
+            .and_then(|t| key_span(t, &segs))
+            .unwrap_or(0..0)
     }
 
     fn loc(&self, span: Range<usize>) -> Location {
@@ -116,18 +129,37 @@ impl File<'_> {
     }
 
     fn rule(&self, name: impl Into<String>, span: Range<usize>) -> RuleRef {
-        RuleRef { name: name.into(), location: self.loc(span) }
+        RuleRef {
+            name: name.into(),
+            location: self.loc(span),
+        }
     }
 }
 
 impl Loader {
     fn diag(&mut self, code: &'static str, message: impl Into<String>, location: Location) {
-        self.diags.push(Diagnostic { code, message: message.into(), location });
+        self.diags.push(Diagnostic {
+            code,
+            message: message.into(),
+            location,
+        });
     }
 
-    fn apply(&mut self, source: &str, origin: &str, dir: &Path, top: bool) -> Result<(), PolicyError> {
-        let mut file = File { origin, source, table: None };
-        let Some(raw) = self.parse(&mut file) else { return Ok(()) };
+    fn apply(
+        &mut self,
+        source: &str,
+        origin: &str,
+        dir: &Path,
+        top: bool,
+    ) -> Result<(), PolicyError> {
+        let mut file = File {
+            origin,
+            source,
+            table: None,
+        };
+        let Some(raw) = self.parse(&mut file) else {
+            return Ok(());
+        };
         self.stack.push(origin.to_string());
         if let Some(meta) = &raw.policy {
             for inc in &meta.include {
@@ -140,10 +172,19 @@ impl Loader {
         Ok(())
     }
 
-    fn include(&mut self, file: &File, dir: &Path, inc: &Spanned<String>) -> Result<(), PolicyError> {
+    fn include(
+        &mut self,
+        file: &File,
+        dir: &Path,
+        inc: &Spanned<String>,
+    ) -> Result<(), PolicyError> {
         let loc = file.loc(inc.span());
         if self.stack.len() >= MAX_INCLUDE_DEPTH {
-            self.diag("policy-include", format!("includes nest deeper than {MAX_INCLUDE_DEPTH}"), loc);
+            self.diag(
+                "policy-include",
+                format!("includes nest deeper than {MAX_INCLUDE_DEPTH}"),
+                loc,
+            );
             return Ok(());
         }
         let name = inc.get_ref();
@@ -167,7 +208,11 @@ impl Loader {
             }
         };
         if self.stack.contains(&origin) {
-            self.diag("policy-include-cycle", format!("`{origin}` includes itself"), loc);
+            self.diag(
+                "policy-include-cycle",
+                format!("`{origin}` includes itself"),
+                loc,
+            );
             return Ok(());
         }
         self.apply(&text, &origin, &inc_dir, false)
@@ -200,7 +245,11 @@ impl Loader {
         for segs in unknown {
             let span = key_span(table.get_ref(), &segs).unwrap_or(0..0);
             let dotted = segs.join(".");
-            self.diag("policy-unknown-key", format!("unknown key `{dotted}`"), file.loc(span));
+            self.diag(
+                "policy-unknown-key",
+                format!("unknown key `{dotted}`"),
+                file.loc(span),
+            );
         }
         file.table = Some(table.into_inner());
         match result {
@@ -218,17 +267,29 @@ impl Loader {
         if parsed.is_none() {
             self.diag(
                 "policy-invalid-verdict",
-                format!("`{}` is not a verdict: use \"allow\", \"ask\" or \"deny\"", v.get_ref()),
+                format!(
+                    "`{}` is not a verdict: use \"allow\", \"ask\" or \"deny\"",
+                    v.get_ref()
+                ),
                 file.loc(v.span()),
             );
         }
         parsed
     }
 
-    fn setting(&mut self, file: &File, name: &str, v: &Option<Spanned<String>>, slot: &mut Setting) {
+    fn setting(
+        &mut self,
+        file: &File,
+        name: &str,
+        v: &Option<Spanned<String>>,
+        slot: &mut Setting,
+    ) {
         if let Some(v) = v {
             if let Some(verdict) = self.verdict(file, v) {
-                *slot = Setting { verdict, rule: file.rule(name, v.span()) };
+                *slot = Setting {
+                    verdict,
+                    rule: file.rule(name, v.span()),
+                };
             }
         }
     }
@@ -275,12 +336,19 @@ impl Loader {
                 if v.get_ref() == "inner" {
                     shell.substitutions = None;
                 } else if let Some(verdict) = self.verdict(file, v) {
-                    shell.substitutions =
-                        Some(Setting { verdict, rule: file.rule("shell.substitutions", v.span()) });
+                    shell.substitutions = Some(Setting {
+                        verdict,
+                        rule: file.rule("shell.substitutions", v.span()),
+                    });
                 }
             }
             self.setting(file, "shell.functions", &s.functions, &mut shell.functions);
-            self.setting(file, "shell.background", &s.background, &mut shell.background);
+            self.setting(
+                file,
+                "shell.background",
+                &s.background,
+                &mut shell.background,
+            );
             self.setting(
                 file,
                 "shell.arithmetic_variables",
@@ -293,7 +361,12 @@ impl Loader {
                 &s.indirect_expansion,
                 &mut shell.indirect_expansion,
             );
-            self.setting(file, "shell.unresolved_paths", &s.unresolved_paths, &mut shell.unresolved_paths);
+            self.setting(
+                file,
+                "shell.unresolved_paths",
+                &s.unresolved_paths,
+                &mut shell.unresolved_paths,
+            );
             self.setting(
                 file,
                 "shell.dynamic_arguments",
@@ -323,8 +396,18 @@ impl Loader {
         }
         if let Some(r) = raw.redirects {
             let mut red = self.policy.redirects.clone();
-            self.setting(file, "redirects.fd_duplication", &r.fd_duplication, &mut red.fd_duplication);
-            self.setting(file, "redirects.here_documents", &r.here_documents, &mut red.here_documents);
+            self.setting(
+                file,
+                "redirects.fd_duplication",
+                &r.fd_duplication,
+                &mut red.fd_duplication,
+            );
+            self.setting(
+                file,
+                "redirects.here_documents",
+                &r.here_documents,
+                &mut red.here_documents,
+            );
             self.setting(file, "redirects.read", &r.read, &mut red.read);
             self.setting(file, "redirects.write", &r.write, &mut red.write);
             self.policy.redirects = red;
@@ -375,9 +458,11 @@ impl Loader {
         }
         if top {
             if let Some(ex) = raw.examples {
-                for (list, expect) in
-                    [(&ex.allow, Verdict::Allow), (&ex.ask, Verdict::Ask), (&ex.deny, Verdict::Deny)]
-                {
+                for (list, expect) in [
+                    (&ex.allow, Verdict::Allow),
+                    (&ex.ask, Verdict::Ask),
+                    (&ex.deny, Verdict::Deny),
+                ] {
                     for cmd in list {
                         self.policy.examples.push(Example {
                             command: cmd.get_ref().clone(),
@@ -390,7 +475,12 @@ impl Loader {
         }
     }
 
-    fn path_pattern(&mut self, file: &File, name: &str, item: &Spanned<String>) -> Option<PathPattern> {
+    fn path_pattern(
+        &mut self,
+        file: &File,
+        name: &str,
+        item: &Spanned<String>,
+    ) -> Option<PathPattern> {
         let text = item.get_ref();
         let loc = file.loc(item.span());
         let (anchor, rest) = if let Some(r) = text.strip_prefix("{workspace}") {
@@ -411,7 +501,11 @@ impl Loader {
         };
         let rest = rest.trim_start_matches('/').trim_end_matches('/');
         if rest.split('/').any(|c| c == ".." || c == ".") {
-            self.diag("policy-invalid-path", format!("`{text}` must not contain `.` or `..`"), loc);
+            self.diag(
+                "policy-invalid-path",
+                format!("`{text}` must not contain `.` or `..`"),
+                loc,
+            );
             return None;
         }
         let rest = if rest.is_empty() {
@@ -425,14 +519,26 @@ impl Loader {
                 }
             }
         };
-        Some(PathPattern { text: text.clone(), anchor, rest, rule: file.rule(name, item.span()) })
+        Some(PathPattern {
+            text: text.clone(),
+            anchor,
+            rest,
+            rule: file.rule(name, item.span()),
+        })
     }
 
-    fn name_patterns(&mut self, file: &File, name: &str, list: &[Spanned<String>]) -> Vec<NamePattern> {
+    fn name_patterns(
+        &mut self,
+        file: &File,
+        name: &str,
+        list: &[Spanned<String>],
+    ) -> Vec<NamePattern> {
         let mut out = Vec::new();
         for item in list {
             let text = item.get_ref();
-            let ok_chars = text.chars().all(|c| c.is_ascii_alphanumeric() || "_*?[]!-".contains(c));
+            let ok_chars = text
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_*?[]!-".contains(c));
             let glob = if ok_chars && !text.is_empty() {
                 GlobBuilder::new(text).build().ok()
             } else {
@@ -480,7 +586,10 @@ impl Loader {
 
     fn apply_wrappers(&mut self, file: &File, w: RawWrappers) {
         let mut wrappers = std::mem::take(&mut self.policy.wrappers);
-        for (list, name, ask) in [(&w.allow, "wrappers.allow", false), (&w.ask, "wrappers.ask", true)] {
+        for (list, name, ask) in [
+            (&w.allow, "wrappers.allow", false),
+            (&w.ask, "wrappers.ask", true),
+        ] {
             for item in list {
                 let n = item.get_ref();
                 if !evaluate::wrappers::is_unwrappable(n) {
@@ -503,7 +612,11 @@ impl Loader {
                     );
                     continue;
                 }
-                let dest = if ask { &mut wrappers.ask } else { &mut wrappers.allow };
+                let dest = if ask {
+                    &mut wrappers.ask
+                } else {
+                    &mut wrappers.allow
+                };
                 dest.insert(n.clone(), file.rule(name, item.span()));
             }
         }
@@ -550,13 +663,19 @@ impl Loader {
             OneOrMany::One(s) => vec![format!("{}...", s.trim_end_matches("..."))],
             OneOrMany::Many(v) => v.clone(),
         };
-        let mut out = OperandSpec { head: Vec::new(), repeat: None, tail: Vec::new() };
+        let mut out = OperandSpec {
+            head: Vec::new(),
+            repeat: None,
+            tail: Vec::new(),
+        };
         for item in items {
             let (name, repeat) = match item.strip_suffix("...") {
                 Some(n) => (n, true),
                 None => (item.as_str(), false),
             };
-            let Some(kind) = self.kind(file, name, spec.span()) else { continue };
+            let Some(kind) = self.kind(file, name, spec.span()) else {
+                continue;
+            };
             if repeat {
                 if out.repeat.is_some() {
                     self.diag(
@@ -607,7 +726,11 @@ impl Loader {
         let mut option_kinds = BTreeMap::new();
         for (opt, kind) in &raw.option_kinds {
             if !valid_option(opt) {
-                self.diag("policy-invalid-option", format!("`{opt}` is not an option"), file.loc(kind.span()));
+                self.diag(
+                    "policy-invalid-option",
+                    format!("`{opt}` is not an option"),
+                    file.loc(kind.span()),
+                );
                 continue;
             }
             if let Some(k) = self.kind(file, kind.get_ref(), kind.span()) {
@@ -684,6 +807,7 @@ impl Loader {
             ask_options,
             options_message: raw.options_message.clone(),
             write_options: self.options(file, &raw.write_options),
+            terminal_options: self.options(file, &raw.terminal_options),
             required_options: self.options(file, &raw.required_options),
             option_values,
             operands,
@@ -697,7 +821,10 @@ impl Loader {
 }
 
 fn valid_program_name(name: &str) -> bool {
-    !name.is_empty() && !name.chars().any(|c| c.is_whitespace() || c.is_control() || c == '=')
+    !name.is_empty()
+        && !name
+            .chars()
+            .any(|c| c.is_whitespace() || c.is_control() || c == '=')
 }
 
 fn valid_option(o: &str) -> bool {
@@ -733,14 +860,16 @@ fn key_span(root: &toml::de::DeTable, segs: &[String]) -> Option<Range<usize>> {
     let mut span = None;
     let mut iter = segs.iter().peekable();
     while let Some(seg) = iter.next() {
-        let (k, v) = table.iter().find(|(k, _)| k.get_ref().as_ref() == seg.as_str())?;
+        let (k, v) = table
+            .iter()
+            .find(|(k, _)| k.get_ref().as_ref() == seg.as_str())?;
         span = Some(k.span());
         let mut value = v.get_ref();
         // Arrays of tables: the next segment is an index.
         while let DeValue::Array(arr) = value {
             let idx: usize = iter.peek()?.parse().ok()?;
             iter.next();
-            value = arr.iter().nth(idx)?.get_ref();
+            value = arr.get(idx)?.get_ref();
         }
         match value {
             DeValue::Table(t) => table = t,
@@ -768,7 +897,11 @@ fn check_examples(policy: &Policy, diags: &mut Vec<Diagnostic>) {
                     ex.command,
                     ex.expect,
                     decision.verdict,
-                    if why.is_empty() { String::new() } else { format!(" ({why})") }
+                    if why.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({why})")
+                    }
                 ),
                 location: ex.rule.location.clone(),
             });

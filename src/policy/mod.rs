@@ -16,9 +16,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 pub use compiled::{
-    ArgKind, ArgRule, EnvRules, Example, Limits, NamePattern, OperandSpec, PathAnchor,
-    PathPattern, PathRules, Policy, ProgramRule, RedirectRules, Setting, ShellRules,
-    WrapperRules,
+    ArgKind, ArgRule, EnvRules, Example, Limits, NamePattern, OperandSpec, PathAnchor, PathPattern,
+    PathRules, Policy, ProgramRule, RedirectRules, Setting, ShellRules, WrapperRules,
 };
 pub use load::SHIPPED;
 
@@ -76,7 +75,11 @@ pub struct Location {
 impl Location {
     /// The location of a built-in default.
     pub fn builtin() -> Location {
-        Location { file: "<built-in>".into(), line: 0, col: 0 }
+        Location {
+            file: "<built-in>".into(),
+            line: 0,
+            col: 0,
+        }
     }
 
     /// The location of byte `offset` in `source`, which is the text of `file`.
@@ -86,7 +89,11 @@ impl Location {
         let line = before.matches('\n').count() + 1;
         let line_start = before.rfind('\n').map_or(0, |i| i + 1);
         let col = before.get(line_start..).map_or(0, |s| s.chars().count()) + 1;
-        Location { file: file.to_string(), line, col }
+        Location {
+            file: file.to_string(),
+            line,
+            col,
+        }
     }
 }
 
@@ -112,7 +119,10 @@ pub struct RuleRef {
 impl RuleRef {
     /// A rule that is a built-in default.
     pub fn builtin(name: &str) -> RuleRef {
-        RuleRef { name: name.to_string(), location: Location::builtin() }
+        RuleRef {
+            name: name.to_string(),
+            location: Location::builtin(),
+        }
     }
 }
 
@@ -135,7 +145,11 @@ pub struct Diagnostic {
 
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: error[{}]: {}", self.location, self.code, self.message)
+        write!(
+            f,
+            "{}: error[{}]: {}",
+            self.location, self.code, self.message
+        )
     }
 }
 

@@ -121,6 +121,8 @@ pub struct RawProgram {
     #[serde(default)]
     pub write_options: Vec<Spanned<String>>,
     #[serde(default)]
+    pub terminal_options: Vec<Spanned<String>>,
+    #[serde(default)]
     pub required_options: Vec<Spanned<String>>,
     #[serde(default)]
     pub option_values: BTreeMap<String, Spanned<String>>,

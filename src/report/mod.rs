@@ -56,7 +56,11 @@ pub fn json_line(command: &str, decision: &Decision) -> String {
 
 /// A human rendering with carets under each reason's span.
 pub fn human(command: &str, decision: &Decision, color: bool) -> String {
-    let renderer = if color { Renderer::styled() } else { Renderer::plain() };
+    let renderer = if color {
+        Renderer::styled()
+    } else {
+        Renderer::plain()
+    };
     if decision.reasons.is_empty() {
         return format!("allow: {command}\n");
     }
@@ -68,7 +72,11 @@ pub fn human(command: &str, decision: &Decision, color: bool) -> String {
         let span = clamp(command, r);
         let footer_text = r.rule.as_ref().map(|rule| format!("rule {rule}"));
         let mut msg = level.title(&title).id(r.code).snippet(
-            Snippet::source(command).line_start(1).annotation(level.span(span).label(if label.is_empty() { r.code } else { "" })),
+            Snippet::source(command).line_start(1).annotation(
+                level
+                    .span(span)
+                    .label(if label.is_empty() { r.code } else { "" }),
+            ),
         );
         if let Some(f) = &footer_text {
             msg = msg.footer(Level::Note.title(f));
@@ -85,9 +93,16 @@ pub fn for_model(command: &str, decision: &Decision) -> String {
     let mut out = match decision.verdict {
         Verdict::Allow => return String::new(),
         Verdict::Ask => "This command needs approval and was not run.".to_string(),
-        Verdict::Deny => "This command was refused by the shellgate policy and was not run.".to_string(),
+        Verdict::Deny => {
+            "This command was refused by the shellgate policy and was not run.".to_string()
+        }
     };
-    for r in decision.reasons.iter().filter(|r| r.verdict == decision.verdict).take(5) {
+    for r in decision
+        .reasons
+        .iter()
+        .filter(|r| r.verdict == decision.verdict)
+        .take(5)
+    {
         let text = command.get(r.span.start..r.span.end).unwrap_or("");
         let text: String = text.chars().take(60).collect();
         out.push_str(&format!("\n- [{}] {}", r.code, r.message));

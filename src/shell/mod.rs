@@ -3,7 +3,13 @@
 //! The parser is the trusted core and it fails closed: anything it does not fully understand
 //! is a [`ParseError`] with a stable code and a span, never a partial tree.
 
+mod ansi_c;
 pub mod ast;
+mod guards;
+mod lower;
+mod scan;
+mod visit;
+mod words;
 
 pub use ast::*;
 
@@ -20,7 +26,11 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_bytes: 64 * 1024, max_depth: 128, max_nodes: 200_000 }
+        Limits {
+            max_bytes: 64 * 1024,
+            max_depth: 128,
+            max_nodes: 200_000,
+        }
     }
 }
 
@@ -86,11 +96,12 @@ pub fn parse(src: &str) -> Result<Script, ParseError> {
 }
 
 /// Parse `src` with explicit limits.
+///
+/// Guards run first (size, control characters), then a lexical pre-pass (line
+/// continuations inside words, escapes inside backticks, redirections and here-documents),
+/// then tree-sitter-bash, then the lowering. Any doubt is an error.
 pub fn parse_with(src: &str, limits: &Limits) -> Result<Script, ParseError> {
-    let _ = limits;
-    Err(ParseError {
-        kind: ParseErrorKind::Unsupported,
-        span: Span::new(0, src.len()),
-        message: "the shell parser is not built yet".into(),
-    })
+    guards::check_input(src, limits)?;
+    let mut ctx = lower::Ctx::new(src, *limits);
+    ctx.parse_range(0, src.len())
 }

@@ -12,8 +12,14 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 use shellgate::{report, Context, Decision, Policy, Verdict};
 
+mod output_cmds;
+
 #[derive(Parser)]
-#[command(name = "policy-check", version, about = "Check bash commands against a shellgate policy")]
+#[command(
+    name = "policy-check",
+    version,
+    about = "Check bash commands against a shellgate policy"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Cmd,
@@ -64,6 +70,27 @@ enum Cmd {
         /// The command.
         command: String,
     },
+    /// Redact credentials from stdin to stdout (exit 0).
+    Redact {
+        /// A policy file; only its `[redact]` table is read.
+        #[arg(long)]
+        policy: Option<PathBuf>,
+        /// A standalone redaction rules file.
+        #[arg(long)]
+        rules: Option<PathBuf>,
+        /// Print a count per rule on stderr.
+        #[arg(long)]
+        stats: bool,
+    },
+    /// Truncate stdin to a byte and line budget, keeping head and (more) tail.
+    Truncate {
+        /// Byte budget (default 30000).
+        #[arg(long)]
+        max_bytes: Option<usize>,
+        /// Line budget (default 400).
+        #[arg(long)]
+        max_lines: Option<usize>,
+    },
     /// Run one command through the policy in a bash session: its output on stdout. Exit 0 if
     /// it ran and exited 0, 1 if the policy refused it, 3 if it ran and failed.
     Run {
@@ -98,8 +125,12 @@ enum Cmd {
 
 fn parse_secs(s: &str) -> Result<std::time::Duration, String> {
     match s.parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 && v <= 86_400.0 => Ok(std::time::Duration::from_secs_f64(v)),
-        _ => Err(format!("{s:?} is not a number of seconds between 0 and 86400")),
+        Ok(v) if v.is_finite() && v > 0.0 && v <= 86_400.0 => {
+            Ok(std::time::Duration::from_secs_f64(v))
+        }
+        _ => Err(format!(
+            "{s:?} is not a number of seconds between 0 and 86400"
+        )),
     }
 }
 
@@ -128,14 +159,20 @@ fn load(args: &PolicyArgs) -> Result<Policy, String> {
 fn context(cwd: Option<PathBuf>) -> Result<Context, String> {
     let dir = match cwd {
         Some(d) => d,
-        None => std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?,
+        None => std::env::current_dir()
+            .map_err(|e| format!("cannot read the current directory: {e}"))?,
     };
     Ok(Context::new(dir))
 }
 
 fn run(cli: Cli) -> Result<u8, String> {
     match cli.command {
-        Cmd::Check { policy, cwd, format, commands } => {
+        Cmd::Check {
+            policy,
+            cwd,
+            format,
+            commands,
+        } => {
             let policy = load(&policy)?;
             let ctx = context(cwd)?;
             check(&policy, &ctx, format, commands)
@@ -150,7 +187,11 @@ fn run(cli: Cli) -> Result<u8, String> {
                     Ok(0)
                 }
                 Err(e) => {
-                    let failing: Vec<_> = e.diagnostics().iter().filter(|d| d.code == "policy-example-failed").collect();
+                    let failing: Vec<_> = e
+                        .diagnostics()
+                        .iter()
+                        .filter(|d| d.code == "policy-example-failed")
+                        .collect();
                     if failing.is_empty() || failing.len() != e.diagnostics().len() {
                         return Err(e.to_string());
                     }
@@ -161,17 +202,40 @@ fn run(cli: Cli) -> Result<u8, String> {
                 }
             }
         }
-        Cmd::Run { policy, cwd, timeout, command } => {
+        Cmd::Run {
+            policy,
+            cwd,
+            timeout,
+            command,
+        } => {
             let policy = load(&policy)?;
             let ctx = context(cwd)?;
             session_cmds::run_cmd(&policy, &ctx.cwd, timeout, &command.join(" "))
         }
-        Cmd::Serve { policy, cwd, timeout, audit } => {
+        Cmd::Serve {
+            policy,
+            cwd,
+            timeout,
+            audit,
+        } => {
             let policy = load(&policy)?;
             let ctx = context(cwd)?;
             session_cmds::serve_cmd(&policy, &ctx.cwd, timeout, audit.as_deref())
         }
-        Cmd::Explain { policy, cwd, command } => {
+        Cmd::Redact {
+            policy,
+            rules,
+            stats,
+        } => output_cmds::redact_cmd(policy.as_deref(), rules.as_deref(), stats).map(exit_code),
+        Cmd::Truncate {
+            max_bytes,
+            max_lines,
+        } => output_cmds::truncate_cmd(max_bytes, max_lines).map(exit_code),
+        Cmd::Explain {
+            policy,
+            cwd,
+            command,
+        } => {
             let policy = load(&policy)?;
             let ctx = context(cwd)?;
             let d = policy.evaluate(&ctx, &command);
@@ -179,6 +243,10 @@ fn run(cli: Cli) -> Result<u8, String> {
             Ok(exit_for(d.verdict))
         }
     }
+}
+
+fn exit_code(code: i32) -> u8 {
+    u8::try_from(code).unwrap_or(2)
 }
 
 fn exit_for(v: Verdict) -> u8 {
@@ -194,10 +262,16 @@ fn emit(out: &mut impl Write, format: Format, command: &str, d: &Decision) -> Re
         Format::Json => format!("{}\n", report::json_line(command, d)),
         Format::Text => report::human(command, d, false),
     };
-    out.write_all(text.as_bytes()).map_err(|e| format!("cannot write output: {e}"))
+    out.write_all(text.as_bytes())
+        .map_err(|e| format!("cannot write output: {e}"))
 }
 
-fn check(policy: &Policy, ctx: &Context, format: Format, commands: Vec<String>) -> Result<u8, String> {
+fn check(
+    policy: &Policy,
+    ctx: &Context,
+    format: Format,
+    commands: Vec<String>,
+) -> Result<u8, String> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let mut worst = Verdict::Allow;
@@ -248,7 +322,8 @@ fn check(policy: &Policy, ctx: &Context, format: Format, commands: Vec<String>) 
         worst = worst.max(d.verdict);
         emit(&mut out, format, &command, &d)?;
     }
-    out.flush().map_err(|e| format!("cannot write output: {e}"))?;
+    out.flush()
+        .map_err(|e| format!("cannot write output: {e}"))?;
     if bad_input {
         return Ok(2);
     }

@@ -1,0 +1,500 @@
+//! The compiled rule set: keyword prefilter, per-rule regexes, and line-level redaction.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
+use regex::bytes::{Regex, RegexBuilder};
+
+use super::config::{RedactConfig, RedactError, RuleDef};
+use super::stream::Redactor;
+use super::Stats;
+
+/// The built-in rule pack, as TOML in the [`RedactConfig`] schema.
+pub const BUILTIN_RULES: &str = include_str!("rules.toml");
+
+/// Keywords per aho-corasick automaton. Teddy, the SIMD searcher aho-corasick uses as a
+/// prefilter, handles up to 64 patterns; smaller groups keep its buckets selective.
+const KEYWORDS_PER_GROUP: usize = 32;
+
+/// Rejected candidates retried one byte further on, per rule and line (bounds the work a
+/// hostile line can cause).
+const MAX_RETRIES: usize = 64;
+
+/// The three kinds of rules.
+#[derive(Debug)]
+pub(crate) enum Kind {
+    /// The regex runs on each line that has a keyword.
+    Line,
+    /// Line rule plus multi-line block handling (private-key blocks).
+    Block { begin: Regex, end: Regex },
+    /// The regex runs on lines indented under a header line.
+    Section { header: Regex },
+}
+
+/// One compiled rule.
+#[derive(Debug)]
+pub(crate) struct Rule {
+    pub(crate) id: String,
+    pub(crate) marker: Vec<u8>,
+    regex: Regex,
+    group: usize,
+    entropy: Option<f64>,
+    stopwords: Vec<Vec<u8>>,
+    allow: Vec<Regex>,
+    pub(crate) kind: Kind,
+    pub(crate) def: RuleDef,
+}
+
+/// A compiled, immutable rule pack. Build it once ([`RuleSet::builtin`] is built on first use and
+/// shared) and use it from any number of threads and [`Redactor`]s.
+#[derive(Debug)]
+pub struct RuleSet {
+    pub(crate) rules: Vec<Rule>,
+    /// Keyword automatons; each pattern id maps to the rules that keyword selects.
+    groups: Vec<(AhoCorasick, Vec<Vec<u32>>)>,
+    global_allow: Vec<Regex>,
+    marker_re: Regex,
+}
+
+fn compile(id: &str, field: &'static str, pattern: &str) -> Result<Regex, RedactError> {
+    RegexBuilder::new(pattern)
+        .unicode(false)
+        .size_limit(1 << 22)
+        .build()
+        .map_err(|e| RedactError::BadRegex {
+            id: id.to_string(),
+            field,
+            message: e.to_string(),
+        })
+}
+
+fn is_kebab(id: &str) -> bool {
+    !id.is_empty()
+        && id.split('-').all(|w| {
+            !w.is_empty()
+                && w.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        })
+}
+
+impl Rule {
+    fn compile(def: &RuleDef) -> Result<Rule, RedactError> {
+        let id = def.id.as_str();
+        if !is_kebab(id) {
+            return Err(RedactError::BadId { id: id.to_string() });
+        }
+        if def.keywords.is_empty() {
+            return Err(RedactError::BadKeyword {
+                id: id.to_string(),
+                problem: "needs at least one keyword".to_string(),
+            });
+        }
+        for k in &def.keywords {
+            if k.len() < 3 || k.contains('\n') {
+                return Err(RedactError::BadKeyword {
+                    id: id.to_string(),
+                    problem: format!("keyword {k:?} must be 3 bytes or more, without newline"),
+                });
+            }
+        }
+        if let Some(e) = def.entropy {
+            if !(0.0..=8.0).contains(&e) {
+                return Err(RedactError::BadEntropy {
+                    id: id.to_string(),
+                    value: e,
+                });
+            }
+        }
+        let regex = compile(id, "regex", &def.regex)?;
+        let group = match regex.capture_names().position(|n| n == Some("secret")) {
+            Some(i) => i,
+            None if regex.captures_len() > 1 => 1,
+            None => return Err(RedactError::NoCaptureGroup { id: id.to_string() }),
+        };
+        let allow = def
+            .allow
+            .iter()
+            .map(|a| compile(id, "allow", a))
+            .collect::<Result<Vec<_>, _>>()?;
+        let kind = match (&def.block, &def.section) {
+            (Some(b), _) => Kind::Block {
+                begin: compile(id, "block.begin", &format!(r"(?:{})[ \t\r]*\n?\z", b.begin))?,
+                end: compile(id, "block.end", &b.end)?,
+            },
+            (None, Some(s)) => Kind::Section {
+                header: compile(id, "section", s)?,
+            },
+            (None, None) => Kind::Line,
+        };
+        Ok(Rule {
+            id: id.to_string(),
+            marker: format!("[REDACTED:{id}]").into_bytes(),
+            regex,
+            group,
+            entropy: def.entropy,
+            stopwords: def
+                .stopwords
+                .iter()
+                .map(|s| s.to_ascii_lowercase().into_bytes())
+                .collect(),
+            allow,
+            kind,
+            def: def.clone(),
+        })
+    }
+
+    /// Whether a candidate secret passes the rule's filters.
+    fn accepts(&self, secret: &[u8], global_allow: &[Regex]) -> bool {
+        if let Some(min) = self.entropy {
+            if shannon_entropy(secret) < min {
+                return false;
+            }
+        }
+        if !self.stopwords.is_empty() {
+            let lower = secret.to_ascii_lowercase();
+            if self
+                .stopwords
+                .iter()
+                .any(|w| !w.is_empty() && lower.windows(w.len()).any(|x| x == w.as_slice()))
+            {
+                return false;
+            }
+        }
+        !self
+            .allow
+            .iter()
+            .chain(global_allow)
+            .any(|a| a.is_match(secret))
+    }
+}
+
+/// Shannon entropy of a byte string, in bits per byte (0 for the empty string).
+pub fn shannon_entropy(data: &[u8]) -> f64 {
+    if data.is_empty() {
+        return 0.0;
+    }
+    let mut counts = [0u32; 256];
+    for &b in data {
+        counts[b as usize] += 1;
+    }
+    let n = data.len() as f64;
+    counts
+        .iter()
+        .filter(|&&c| c > 0)
+        .map(|&c| {
+            let p = f64::from(c) / n;
+            -p * p.log2()
+        })
+        .sum()
+}
+
+impl RuleSet {
+    /// The built-in pack, compiled once on first use.
+    pub fn builtin() -> &'static RuleSet {
+        static BUILTIN: OnceLock<RuleSet> = OnceLock::new();
+        BUILTIN.get_or_init(|| {
+            // ok: the built-in pack is a constant checked by the test suite (tests/redact.rs
+            // `builtin_pack_compiles` and every rule's examples); it cannot fail at run time.
+            let config = RedactConfig::from_toml_str(BUILTIN_RULES).expect("built-in rules parse");
+            RuleSet::from_parts(config.rules, &config.allow).expect("built-in rules compile")
+        })
+    }
+
+    /// The rule definitions of the built-in pack.
+    pub fn builtin_defs() -> Vec<RuleDef> {
+        Self::builtin()
+            .rules
+            .iter()
+            .map(|r| r.def.clone())
+            .collect()
+    }
+
+    /// Builds a rule set from a user configuration: the built-in pack (unless `builtin = false`),
+    /// with user rules replacing built-in rules of the same id or added ahead of them (so they
+    /// win overlaps), rules in `disable` removed, and `allow` patterns applied to every rule.
+    pub fn with_config(config: &RedactConfig) -> Result<RuleSet, RedactError> {
+        let builtin = RedactConfig::from_toml_str(BUILTIN_RULES)?;
+        let mut seen = std::collections::HashSet::new();
+        for r in &config.rules {
+            if !seen.insert(r.id.as_str()) {
+                return Err(RedactError::DuplicateId { id: r.id.clone() });
+            }
+        }
+        let mut defs: Vec<RuleDef> = Vec::new();
+        let mut replaced = std::collections::HashSet::new();
+        let base: Vec<RuleDef> = if config.builtin {
+            builtin.rules
+        } else {
+            Vec::new()
+        };
+        for r in &config.rules {
+            if !base.iter().any(|b| b.id == r.id) {
+                defs.push(r.clone());
+            }
+        }
+        for b in base {
+            match config.rules.iter().find(|r| r.id == b.id) {
+                Some(user) => {
+                    replaced.insert(b.id.clone());
+                    defs.push(user.clone());
+                }
+                None => defs.push(b),
+            }
+        }
+        for id in &config.disable {
+            let before = defs.len();
+            defs.retain(|d| &d.id != id);
+            if defs.len() == before {
+                return Err(RedactError::UnknownRule { id: id.clone() });
+            }
+        }
+        let mut allow: Vec<String> = if config.builtin {
+            builtin.allow
+        } else {
+            Vec::new()
+        };
+        allow.extend(config.allow.iter().cloned());
+        RuleSet::from_parts(defs, &allow)
+    }
+
+    /// Compiles rule definitions as given (no built-ins), with global allow patterns.
+    pub fn from_parts(defs: Vec<RuleDef>, allow: &[String]) -> Result<RuleSet, RedactError> {
+        let mut rules = Vec::with_capacity(defs.len());
+        let mut seen = std::collections::HashSet::new();
+        for d in &defs {
+            if !seen.insert(d.id.clone()) {
+                return Err(RedactError::DuplicateId { id: d.id.clone() });
+            }
+            rules.push(Rule::compile(d)?);
+        }
+        let global_allow = allow
+            .iter()
+            .map(|p| {
+                RegexBuilder::new(p)
+                    .unicode(false)
+                    .build()
+                    .map_err(|e| RedactError::BadAllow {
+                        pattern: p.clone(),
+                        message: e.to_string(),
+                    })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        // Deduplicate keywords; each keyword selects one or more rules.
+        let mut keyword_rules: Vec<(String, Vec<u32>)> = Vec::new();
+        let mut index: HashMap<String, usize> = HashMap::new();
+        for (i, r) in rules.iter().enumerate() {
+            for k in &r.def.keywords {
+                let slot = *index.entry(k.clone()).or_insert_with(|| {
+                    keyword_rules.push((k.clone(), Vec::new()));
+                    keyword_rules.len() - 1
+                });
+                let list = &mut keyword_rules[slot].1;
+                // ok: `i` is bounded by the rule count, far below u32::MAX.
+                let i = u32::try_from(i).unwrap_or(u32::MAX);
+                if !list.contains(&i) {
+                    list.push(i);
+                }
+            }
+        }
+        let mut groups = Vec::new();
+        for chunk in keyword_rules.chunks(KEYWORDS_PER_GROUP) {
+            let ac = AhoCorasick::builder()
+                .match_kind(MatchKind::Standard)
+                .kind(Some(AhoCorasickKind::DFA))
+                .prefilter(true)
+                .build(chunk.iter().map(|(k, _)| k.as_bytes()))
+                .map_err(|e| RedactError::BadKeyword {
+                    id: "*".to_string(),
+                    problem: e.to_string(),
+                })?;
+            groups.push((ac, chunk.iter().map(|(_, r)| r.clone()).collect()));
+        }
+        let marker_re = compile("*", "marker", r"\[REDACTED:[a-z0-9-]+\]")?;
+        Ok(RuleSet {
+            rules,
+            groups,
+            global_allow,
+            marker_re,
+        })
+    }
+
+    /// Number of rules.
+    pub fn len(&self) -> usize {
+        self.rules.len()
+    }
+
+    /// Whether the set has no rules.
+    pub fn is_empty(&self) -> bool {
+        self.rules.is_empty()
+    }
+
+    /// Rule ids, in priority order (earlier wins when two matches overlap).
+    pub fn ids(&self) -> impl Iterator<Item = &str> {
+        self.rules.iter().map(|r| r.id.as_str())
+    }
+
+    /// Redacts a whole buffer. Identical to feeding it to a [`Redactor`] in chunks of any size.
+    pub fn redact(&self, input: &[u8]) -> (Vec<u8>, Stats) {
+        let mut out = Vec::with_capacity(input.len() + input.len() / 16);
+        let mut r = Redactor::new(self);
+        r.feed(input, &mut out);
+        r.finish(&mut out);
+        let stats = r.stats();
+        (out, stats)
+    }
+
+    /// Checks every rule's `examples` (each must be redacted by that rule) and `negatives` (the
+    /// whole set must leave each untouched). Returns one message per failure.
+    pub fn check_examples(&self) -> Vec<String> {
+        let mut failures = Vec::new();
+        for r in &self.rules {
+            for ex in &r.def.examples {
+                let (out, stats) = self.redact(ex.as_bytes());
+                if stats.get(&r.id) == 0 || !contains(&out, &r.marker) {
+                    failures.push(format!(
+                        "rule `{}`: example not redacted by it: {ex:?} -> {:?}",
+                        r.id,
+                        String::from_utf8_lossy(&out)
+                    ));
+                }
+                let (again, _) = self.redact(&out);
+                if again != out {
+                    failures.push(format!("rule `{}`: example not idempotent: {ex:?}", r.id));
+                }
+                if !r.def.keywords.iter().any(|k| ex.contains(k.as_str())) {
+                    failures.push(format!(
+                        "rule `{}`: example has none of its keywords: {ex:?}",
+                        r.id
+                    ));
+                }
+            }
+            for neg in &r.def.negatives {
+                let (out, _) = self.redact(neg.as_bytes());
+                if out != neg.as_bytes() {
+                    failures.push(format!(
+                        "rule `{}`: negative changed: {neg:?} -> {:?}",
+                        r.id,
+                        String::from_utf8_lossy(&out)
+                    ));
+                }
+            }
+        }
+        failures
+    }
+
+    /// Collects keyword hits in `region` as (start, end, rule) triples, sorted by start.
+    pub(crate) fn hits(&self, region: &[u8], out: &mut Vec<(usize, usize, u32)>) {
+        out.clear();
+        for (ac, rules) in &self.groups {
+            for m in ac.find_overlapping_iter(region) {
+                if let Some(list) = rules.get(m.pattern().as_usize()) {
+                    for &r in list {
+                        out.push((m.start(), m.end(), r));
+                    }
+                }
+            }
+        }
+        if self.groups.len() > 1 {
+            out.sort_unstable();
+        }
+    }
+
+    /// Candidate rules for one line (slow path for rarely visited lines).
+    pub(crate) fn candidates(&self, line: &[u8], out: &mut Vec<u32>) {
+        let mut hits = Vec::new();
+        self.hits(line, &mut hits);
+        out.clear();
+        out.extend(hits.iter().map(|h| h.2));
+        out.sort_unstable();
+        out.dedup();
+    }
+
+    /// Redacts one line (or held unit) with the candidate rules `cands` (sorted rule indices)
+    /// plus `extra` (a section rule), appending the result to `out`.
+    pub(crate) fn redact_line(
+        &self,
+        line: &[u8],
+        cands: &[u32],
+        extra: Option<u32>,
+        out: &mut Vec<u8>,
+        counts: &mut [u64],
+    ) {
+        let mut found: Vec<(usize, usize, u32)> = Vec::new();
+        let mut markers: Vec<(usize, usize)> = Vec::new();
+        let mut markers_done = false;
+        // A section rule (given only inside its section) goes first: there it is the most
+        // specific rule.
+        let run = extra.into_iter().chain(cands.iter().copied().filter(|&c| {
+            !matches!(
+                self.rules.get(c as usize).map(|r| &r.kind),
+                Some(Kind::Section { .. })
+            )
+        }));
+        for ri in run {
+            let Some(rule) = self.rules.get(ri as usize) else {
+                continue;
+            };
+            // A rejected candidate is retried one byte further on (a bounded number of times),
+            // so it cannot hide a real secret inside its span; an accepted one resumes after
+            // itself. Retrying keeps redaction idempotent: the second pass, where the first
+            // pass's secrets are markers, finds nothing the first pass could have found.
+            let mut locs = rule.regex.capture_locations();
+            let mut pos = 0;
+            let mut retries = 0;
+            while pos <= line.len() {
+                let Some(whole) = rule.regex.captures_read_at(&mut locs, line, pos) else {
+                    break;
+                };
+                let resume = whole.end().max(whole.start() + 1);
+                let accepted = match locs.get(rule.group) {
+                    Some((s, e)) if s < e => {
+                        if !markers_done {
+                            markers.extend(
+                                self.marker_re.find_iter(line).map(|m| (m.start(), m.end())),
+                            );
+                            markers_done = true;
+                        }
+                        // Touching a marker counts: a secret redacted earlier may have ended
+                        // the value this match would extend (idempotence).
+                        let ok = !markers.iter().any(|&(ms, me)| s <= me && ms <= e)
+                            && !found.iter().any(|&(fs, fe, _)| s < fe && fs < e)
+                            && rule.accepts(&line[s..e], &self.global_allow);
+                        if ok {
+                            found.push((s, e, ri));
+                        }
+                        ok
+                    }
+                    _ => false,
+                };
+                pos = if accepted || retries >= MAX_RETRIES {
+                    resume
+                } else {
+                    retries += 1;
+                    whole.start() + 1
+                };
+            }
+        }
+        if found.is_empty() {
+            out.extend_from_slice(line);
+            return;
+        }
+        found.sort_unstable();
+        let mut at = 0;
+        for (s, e, ri) in found {
+            out.extend_from_slice(&line[at..s]);
+            if let Some(rule) = self.rules.get(ri as usize) {
+                out.extend_from_slice(&rule.marker);
+            }
+            if let Some(c) = counts.get_mut(ri as usize) {
+                *c += 1;
+            }
+            at = e;
+        }
+        out.extend_from_slice(&line[at..]);
+    }
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    !needle.is_empty() && hay.windows(needle.len()).any(|w| w == needle)
+}

@@ -1,0 +1,372 @@
+//! Streaming redaction: a line machine fed chunks of any size.
+
+use super::engine::{Kind, RuleSet};
+use super::{Stats, MAX_BLOCK_BYTES, MAX_BLOCK_LINES, MAX_LINE};
+
+/// A multi-line block being held until it closes.
+#[derive(Debug)]
+struct Hold {
+    rule: u32,
+    /// The opening line.
+    begin: Vec<u8>,
+    /// Body lines held so far.
+    body: Vec<u8>,
+    lines: usize,
+}
+
+/// A streaming redactor: feed it chunks of any size, in order; what it writes is exactly what
+/// [`RuleSet::redact`] writes for the concatenation of the chunks.
+///
+/// Memory is bounded: a partial line is carried until its newline or until it reaches
+/// [`MAX_LINE`] bytes (a longer line is cut into segments at the same places whole-buffer
+/// redaction cuts it), and a multi-line block is held until it closes or reaches
+/// [`MAX_BLOCK_LINES`] / [`MAX_BLOCK_BYTES`].
+///
+/// Use one `Redactor` per stream: stdout and stderr each get their own, so a line split across
+/// the two is never joined and a block opened on one cannot swallow the other.
+#[derive(Debug)]
+pub struct Redactor<'r> {
+    set: &'r RuleSet,
+    /// Bytes of the current, incomplete segment.
+    pending: Vec<u8>,
+    hold: Option<Hold>,
+    /// Inside a block that exceeded the bound: body lines are dropped until it ends.
+    drain: Option<u32>,
+    /// Inside a section (rule, indentation of the header line).
+    section: Option<(u32, usize)>,
+    counts: Vec<u64>,
+    hits: Vec<(usize, usize, u32)>,
+    cands: Vec<u32>,
+}
+
+/// Where the segment starting at `start` ends, if it is complete: after the first newline within
+/// [`MAX_LINE`] bytes; else, when [`MAX_LINE`] bytes are available, after the last blank, comma or
+/// semicolon in the second half of that window, or at the window's end.
+pub(crate) fn segment_end(buf: &[u8], start: usize) -> Option<usize> {
+    let window_end = buf.len().min(start.saturating_add(MAX_LINE));
+    let window = &buf[start..window_end];
+    if let Some(i) = window.iter().position(|&b| b == b'\n') {
+        return Some(start + i + 1);
+    }
+    if window.len() < MAX_LINE {
+        return None;
+    }
+    let half = MAX_LINE / 2;
+    match window[half..]
+        .iter()
+        .rposition(|&b| matches!(b, b' ' | b'\t' | b',' | b';'))
+    {
+        Some(i) => Some(start + half + i + 1),
+        None => Some(window_end),
+    }
+}
+
+/// A body line of a key block: blank, an armor header (`Proc-Type: ...`), or base64 possibly
+/// indented, quoted or followed by a continuation backslash.
+fn is_body_line(line: &[u8]) -> bool {
+    let t = trim(line);
+    if t.is_empty() {
+        return true;
+    }
+    let t = strip_edges(t);
+    if t.iter()
+        .all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='))
+    {
+        return true;
+    }
+    // Armor header: `Name: value`.
+    if let Some(colon) = t.iter().position(|&b| b == b':') {
+        let name = &t[..colon];
+        return !name.is_empty()
+            && name.iter().all(|&b| b.is_ascii_alphanumeric() || b == b'-')
+            && t.get(colon + 1) == Some(&b' ');
+    }
+    false
+}
+
+fn trim(line: &[u8]) -> &[u8] {
+    let start = line
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .unwrap_or(line.len());
+    let end = line
+        .iter()
+        .rposition(|b| !b.is_ascii_whitespace())
+        .map_or(start, |e| e + 1);
+    &line[start..end.max(start)]
+}
+
+fn strip_edges(mut t: &[u8]) -> &[u8] {
+    while let [b'"' | b'\'' | b'+' | b'>', rest @ ..] = t {
+        t = rest;
+    }
+    while let [rest @ .., b'"' | b'\'' | b',' | b'\\'] = t {
+        t = rest;
+    }
+    t
+}
+
+fn has_key_material(body: &[u8]) -> bool {
+    body.split(|&b| b == b'\n').any(|l| {
+        let t = strip_edges(trim(l));
+        !t.is_empty() && !t.contains(&b':') && t.iter().any(|b| b.is_ascii_alphanumeric())
+    })
+}
+
+fn indent_of(line: &[u8]) -> usize {
+    line.iter()
+        .take_while(|&&b| b == b' ' || b == b'\t')
+        .count()
+}
+
+fn is_blank(line: &[u8]) -> bool {
+    line.iter().all(|b| b.is_ascii_whitespace())
+}
+
+impl<'r> Redactor<'r> {
+    /// A redactor over a rule set (e.g. [`RuleSet::builtin`]).
+    pub fn new(set: &'r RuleSet) -> Self {
+        Redactor {
+            set,
+            pending: Vec::new(),
+            hold: None,
+            drain: None,
+            section: None,
+            counts: vec![0; set.rules.len()],
+            hits: Vec::new(),
+            cands: Vec::new(),
+        }
+    }
+
+    /// Redacts what can be decided of `chunk` and appends it to `out`; the rest is carried.
+    pub fn feed(&mut self, chunk: &[u8], out: &mut Vec<u8>) {
+        if chunk.is_empty() {
+            return;
+        }
+        let mut data = chunk;
+        // Complete the carried segment first, from the front of `data`; a forced split can
+        // leave a remainder that is carried again.
+        while !self.pending.is_empty() {
+            let need = MAX_LINE - self.pending.len().min(MAX_LINE);
+            let take_upto = data.len().min(need);
+            match data[..take_upto].iter().position(|&b| b == b'\n') {
+                Some(i) => {
+                    self.pending.extend_from_slice(&data[..=i]);
+                    data = &data[i + 1..];
+                }
+                None => {
+                    self.pending.extend_from_slice(&data[..take_upto]);
+                    data = &data[take_upto..];
+                    if self.pending.len() < MAX_LINE {
+                        // No newline and no full window yet: `data` is used up.
+                        return;
+                    }
+                }
+            }
+            let mut pending = std::mem::take(&mut self.pending);
+            match segment_end(&pending, 0) {
+                // Still incomplete: `data` is used up.
+                None => {
+                    self.pending = pending;
+                    return;
+                }
+                Some(end) => {
+                    let rest = pending.split_off(end);
+                    self.run(&pending, out);
+                    self.pending = rest;
+                }
+            }
+        }
+        // Complete segments of `data`: up to the last newline, then forced splits of the tail.
+        let mut end = data.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        while let Some(e) = segment_end(data, end) {
+            end = e;
+        }
+        if end > 0 {
+            self.run(&data[..end], out);
+        }
+        self.pending.extend_from_slice(&data[end..]);
+    }
+
+    /// Ends the stream: redacts the last partial line and any open block, appending to `out`.
+    pub fn finish(&mut self, out: &mut Vec<u8>) {
+        let pending = std::mem::take(&mut self.pending);
+        if !pending.is_empty() {
+            let mut cands = Vec::new();
+            self.set.candidates(&pending, &mut cands);
+            self.step(&pending, &cands, out);
+        }
+        if let Some(h) = self.hold.take() {
+            self.flush_hold(h, out);
+        }
+        self.drain = None;
+        self.section = None;
+    }
+
+    /// Redactions made so far, per rule id.
+    pub fn stats(&self) -> Stats {
+        Stats::from_counts(self.set, &self.counts)
+    }
+
+    /// Processes a region made of complete segments.
+    fn run(&mut self, region: &[u8], out: &mut Vec<u8>) {
+        let mut hits = std::mem::take(&mut self.hits);
+        let mut cands = std::mem::take(&mut self.cands);
+        self.set.hits(region, &mut hits);
+        let mut pos = 0;
+        let mut hi = 0;
+        while pos < region.len() {
+            let stateful = self.hold.is_some() || self.drain.is_some() || self.section.is_some();
+            let seg_start = if stateful {
+                pos
+            } else {
+                let Some(&(h, _, _)) = hits.get(hi) else {
+                    out.extend_from_slice(&region[pos..]);
+                    break;
+                };
+                // Start of the line holding the hit (or `pos`, itself a segment start).
+                let mut s = region[pos..h]
+                    .iter()
+                    .rposition(|&b| b == b'\n')
+                    .map_or(pos, |i| pos + i + 1);
+                // Inside an over-long line, walk its segments to the one holding the hit.
+                loop {
+                    let e = segment_end(region, s).unwrap_or(region.len());
+                    if h < e {
+                        break;
+                    }
+                    s = e;
+                }
+                out.extend_from_slice(&region[pos..s]);
+                s
+            };
+            let seg_end = segment_end(region, seg_start).unwrap_or(region.len());
+            while hits.get(hi).is_some_and(|&(h, _, _)| h < seg_start) {
+                hi += 1;
+            }
+            cands.clear();
+            while let Some(&(h, e, r)) = hits.get(hi) {
+                if h >= seg_end {
+                    break;
+                }
+                if e <= seg_end {
+                    cands.push(r);
+                }
+                hi += 1;
+            }
+            cands.sort_unstable();
+            cands.dedup();
+            self.step(&region[seg_start..seg_end], &cands, out);
+            pos = seg_end;
+        }
+        self.hits = hits;
+        self.cands = cands;
+    }
+
+    /// Processes one segment with its candidate rules.
+    fn step(&mut self, seg: &[u8], cands: &[u32], out: &mut Vec<u8>) {
+        if let Some(mut h) = self.hold.take() {
+            let end = match self.set.rules.get(h.rule as usize).map(|r| &r.kind) {
+                Some(Kind::Block { end, .. }) => end.is_match(seg),
+                _ => true,
+            };
+            // The closing line is then processed like any other: it may open another block.
+            if !end && is_body_line(seg) {
+                if h.lines < MAX_BLOCK_LINES && h.body.len() + seg.len() <= MAX_BLOCK_BYTES {
+                    h.body.extend_from_slice(seg);
+                    h.lines += 1;
+                    self.hold = Some(h);
+                    return;
+                }
+                // Bound reached: redact what is held and drop the rest of the body.
+                let rule = h.rule;
+                self.flush_hold(h, out);
+                self.drain = Some(rule);
+                return;
+            }
+            self.flush_hold(h, out);
+        }
+        if let Some(rule) = self.drain {
+            let end = match self.set.rules.get(rule as usize).map(|r| &r.kind) {
+                Some(Kind::Block { end, .. }) => end.is_match(seg),
+                _ => true,
+            };
+            if !end && is_body_line(seg) && !is_blank(seg) {
+                return;
+            }
+            self.drain = None;
+        }
+        // A block rule's opening line starts holding.
+        for &c in cands {
+            if let Some(Kind::Block { begin, .. }) = self.set.rules.get(c as usize).map(|r| &r.kind)
+            {
+                if begin.is_match(seg) {
+                    self.hold = Some(Hold {
+                        rule: c,
+                        begin: seg.to_vec(),
+                        body: Vec::new(),
+                        lines: 0,
+                    });
+                    return;
+                }
+            }
+        }
+        self.plain(seg, cands, out);
+    }
+
+    /// Redacts a line outside any block, tracking sections.
+    fn plain(&mut self, seg: &[u8], cands: &[u32], out: &mut Vec<u8>) {
+        let mut extra = None;
+        if let Some((rule, indent)) = self.section {
+            if is_blank(seg) {
+                extra = None;
+            } else if indent_of(seg) > indent {
+                extra = Some(rule);
+            } else {
+                self.section = None;
+            }
+        }
+        if extra.is_none() {
+            for &c in cands {
+                if let Some(Kind::Section { header }) =
+                    self.set.rules.get(c as usize).map(|r| &r.kind)
+                {
+                    if header.is_match(seg) {
+                        self.section = Some((c, indent_of(seg)));
+                        break;
+                    }
+                }
+            }
+        }
+        self.set
+            .redact_line(seg, cands, extra, out, &mut self.counts);
+    }
+
+    /// Writes a held block: its opening line, one marker line for the body (when it has key
+    /// material; else the body as it was).
+    fn flush_hold(&mut self, h: Hold, out: &mut Vec<u8>) {
+        let mut cands = Vec::new();
+        self.set.candidates(&h.begin, &mut cands);
+        // The opening line is redacted as a plain line, without reopening a block.
+        self.plain(&h.begin, &cands, out);
+        if has_key_material(&h.body) {
+            let indent = indent_of(&h.body);
+            out.extend_from_slice(&h.body[..indent]);
+            if let Some(rule) = self.set.rules.get(h.rule as usize) {
+                out.extend_from_slice(&rule.marker);
+            }
+            if let Some(c) = self.counts.get_mut(h.rule as usize) {
+                *c += 1;
+            }
+            if h.body.ends_with(b"\n") {
+                out.push(b'\n');
+            }
+        } else {
+            for line in h.body.split_inclusive(|&b| b == b'\n') {
+                let mut c = Vec::new();
+                self.set.candidates(line, &mut c);
+                self.plain(line, &c, out);
+            }
+        }
+    }
+}

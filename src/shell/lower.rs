@@ -1,0 +1,1589 @@
+//! Parsing a range of the command text with tree-sitter-bash and lowering the tree to the IR.
+//!
+//! Only the *structure* (commands, lists, pipelines, compound commands, where each word and
+//! redirection is) comes from tree-sitter. Words are lowered from the original text by our
+//! own lexer ([`super::words`]), substitutions are re-parsed by [`Ctx::parse_range`] with
+//! the whole pipeline, and redirections come from the pre-pass ([`super::scan`]).
+//! Any node kind or layout we do not know is an error.
+
+use std::collections::{BTreeMap, HashSet};
+
+use tree_sitter::{Node, Parser, Tree};
+
+use super::scan::{err, working_copy, Scanner, Site};
+use super::words::{WordOpts, ARG, ASSIGN, DECL, PATTERN, TEST_OPERAND};
+use super::*;
+
+/// State shared by one top-level parse and every nested parse inside it.
+pub(crate) struct Ctx<'s> {
+    /// The top-level text; every offset is into it.
+    pub src: &'s str,
+    pub limits: Limits,
+    depth: usize,
+    nodes: usize,
+    /// Ranges re-parsed as nested scripts, in order.
+    nested_log: Vec<(usize, usize)>,
+}
+
+/// Keywords tree-sitter reads as program names (`time`, `coproc`), removed from the text
+/// before the final parse and attached to the command that starts at the marker.
+#[derive(Debug, Default)]
+struct Marker {
+    keywords: Vec<Keyword>,
+    coproc_name: Option<(String, Span)>,
+}
+
+/// One parsed range being lowered.
+struct Unit<'t> {
+    base: usize,
+    sites: BTreeMap<usize, Site>,
+    claimed: HashSet<usize>,
+    markers: BTreeMap<usize, Marker>,
+    _tree: &'t Tree,
+}
+
+fn unsupported(span: Span, msg: impl Into<String>) -> ParseError {
+    ParseError {
+        kind: ParseErrorKind::Unsupported,
+        span,
+        message: msg.into(),
+    }
+}
+
+fn children_of<'t>(node: Node<'t>) -> Vec<(Option<&'static str>, Node<'t>)> {
+    let mut out = Vec::new();
+    let mut c = node.walk();
+    if c.goto_first_child() {
+        loop {
+            out.push((c.field_name(), c.node()));
+            if !c.goto_next_sibling() {
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// Tokens that only separate or delimit statements.
+fn is_separator_token(kind: &str) -> bool {
+    matches!(
+        kind,
+        ";" | "\n"
+            | "&"
+            | ";;"
+            | ";&"
+            | ";;&"
+            | "if"
+            | "then"
+            | "fi"
+            | "elif"
+            | "else"
+            | "do"
+            | "done"
+            | "while"
+            | "until"
+            | "for"
+            | "select"
+            | "in"
+            | "case"
+            | "esac"
+            | "("
+            | ")"
+            | "{"
+            | "}"
+            | "function"
+            | "(("
+            | "))"
+            | "|"
+            | "|&"
+            | "&&"
+            | "||"
+    )
+}
+
+impl<'s> Ctx<'s> {
+    pub(crate) fn new(src: &'s str, limits: Limits) -> Self {
+        Ctx {
+            src,
+            limits,
+            depth: 0,
+            nodes: 0,
+            nested_log: Vec::new(),
+        }
+    }
+
+    /// Enters one level of nesting, refusing past the depth limit.
+    pub(crate) fn enter(&mut self, at: usize) -> Result<(), ParseError> {
+        self.depth += 1;
+        if self.depth > self.limits.max_depth {
+            return Err(err(
+                ParseErrorKind::TooDeep,
+                at,
+                (at + 1).min(self.src.len()),
+                format!(
+                    "the command nests deeper than {} levels",
+                    self.limits.max_depth
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    pub(crate) fn leave(&mut self) {
+        self.depth = self.depth.saturating_sub(1);
+    }
+
+    pub(crate) fn text(&self, start: usize, end: usize) -> Result<&'s str, ParseError> {
+        self.src.get(start..end).ok_or_else(|| {
+            err(
+                ParseErrorKind::Syntax,
+                start,
+                end,
+                "a span that is not on character boundaries",
+            )
+        })
+    }
+
+    pub(crate) fn scanner(&self, end: usize) -> Scanner<'s> {
+        Scanner::new(self.src, end, self.limits.max_depth)
+    }
+
+    /// Parses `src[start..end]` as a script (a nested one when not the whole input).
+    pub(crate) fn parse_range(&mut self, start: usize, end: usize) -> Result<Script, ParseError> {
+        self.enter(start)?;
+        self.nested_log.push((start, end));
+        let log_mark = self.nested_log.len();
+        let r = self.parse_range_inner(start, end, log_mark);
+        self.leave();
+        r
+    }
+
+    fn parse_range_inner(
+        &mut self,
+        start: usize,
+        end: usize,
+        log_mark: usize,
+    ) -> Result<Script, ParseError> {
+        let mut sc = self.scanner(end);
+        sc.scan_script(start)?;
+        if let Some(p) = sc.all_bodies_found() {
+            return Err(err(
+                ParseErrorKind::Missing,
+                p,
+                p + 2,
+                "a here-document body was not found",
+            ));
+        }
+        let mut work = working_copy(self.src, start, end, &sc);
+        let sites: BTreeMap<usize, Site> = sc.sites.into_iter().map(|s| (s.pos, s)).collect();
+
+        let mut parser = Parser::new();
+        parser
+            .set_language(&tree_sitter_bash::LANGUAGE.into())
+            .map_err(|e| {
+                err(
+                    ParseErrorKind::Syntax,
+                    start,
+                    end,
+                    format!("parser setup: {e}"),
+                )
+            })?;
+        let mut markers: BTreeMap<usize, Marker> = BTreeMap::new();
+        let mut rounds = 0;
+        let tree = loop {
+            let tree = parser
+                .parse(&work, None)
+                .ok_or_else(|| err(ParseErrorKind::Syntax, start, end, "the parser gave up"))?;
+            let found = find_keywords(tree.root_node(), &work);
+            if found.is_empty() {
+                break tree;
+            }
+            rounds += 1;
+            if rounds > 32 {
+                return Err(err(
+                    ParseErrorKind::TooDeep,
+                    start,
+                    end,
+                    "too many `time`, `!` or `coproc` keywords in a row",
+                ));
+            }
+            for kw in found {
+                for b in work.iter_mut().take(kw.blank_end).skip(kw.blank_start) {
+                    if *b != b'\n' {
+                        *b = b' ';
+                    }
+                }
+                let mut m = markers
+                    .remove(&(start + kw.blank_start))
+                    .unwrap_or_default();
+                if kw.keywords.len() > self.limits.max_depth {
+                    return Err(err(
+                        ParseErrorKind::TooDeep,
+                        start + kw.blank_start,
+                        start + kw.blank_end,
+                        "too many `time` or `!` keywords in a row",
+                    ));
+                }
+                m.keywords.extend(kw.keywords);
+                if let Some((name, a, b)) = kw.name {
+                    m.coproc_name = Some((name, Span::new(start + a, start + b)));
+                }
+                markers.insert(start + kw.next, m);
+            }
+        };
+        self.check_tree(&tree, start)?;
+
+        let mut unit = Unit {
+            base: start,
+            sites,
+            claimed: HashSet::new(),
+            markers,
+            _tree: &tree,
+        };
+        let root = tree.root_node();
+        if root.kind() != "program" {
+            return Err(unsupported(
+                Span::new(start, end),
+                "the parse has no program node",
+            ));
+        }
+        let commands = self.seq(&mut unit, root)?;
+
+        // Every redirection and keyword found must have been placed, unless it sits inside a
+        // nested script that was parsed on its own.
+        let nested: Vec<(usize, usize)> =
+            self.nested_log.get(log_mark..).unwrap_or_default().to_vec();
+        let inside = |p: usize| nested.iter().any(|&(a, b)| a <= p && p < b);
+        for (&pos, site) in &unit.sites {
+            if !unit.claimed.contains(&pos) && !inside(pos) {
+                return Err(unsupported(
+                    Span::new(pos, pos + site.len),
+                    "a redirection the parser did not place on a command",
+                ));
+            }
+        }
+        if let Some((&pos, _)) = unit.markers.iter().find(|(&p, _)| !inside(p)) {
+            return Err(unsupported(
+                Span::new(pos, pos),
+                "`time` or `coproc` without a command to apply to",
+            ));
+        }
+        Ok(Script {
+            commands,
+            span: Span::new(start, end),
+        })
+    }
+
+    /// Refuses ERROR and MISSING nodes, too deep trees and too many nodes (iteratively).
+    fn check_tree(&mut self, tree: &Tree, base: usize) -> Result<(), ParseError> {
+        let mut c = tree.walk();
+        let mut depth = 0usize;
+        loop {
+            let n = c.node();
+            self.nodes += 1;
+            let span = Span::new(base + n.start_byte(), base + n.end_byte());
+            if self.nodes > self.limits.max_nodes {
+                return Err(err(
+                    ParseErrorKind::TooManyNodes,
+                    span.start,
+                    span.end,
+                    format!(
+                        "the command has more than {} syntax nodes",
+                        self.limits.max_nodes
+                    ),
+                ));
+            }
+            if self.depth + depth > self.limits.max_depth {
+                return Err(err(
+                    ParseErrorKind::TooDeep,
+                    span.start,
+                    span.end,
+                    format!(
+                        "the command nests deeper than {} levels",
+                        self.limits.max_depth
+                    ),
+                ));
+            }
+            if n.is_missing() {
+                return Err(ParseError {
+                    kind: ParseErrorKind::Missing,
+                    span,
+                    message: format!("the command is incomplete: `{}` is missing", n.kind()),
+                });
+            }
+            if n.is_error() {
+                return Err(ParseError {
+                    kind: ParseErrorKind::Syntax,
+                    span,
+                    message: "the command has a syntax error (or a construct the parser does not understand)"
+                        .into(),
+                });
+            }
+            if n.kind() == "comment" {
+                let before = (base + n.start_byte())
+                    .checked_sub(1)
+                    .and_then(|p| self.src.as_bytes().get(p));
+                if before.is_some_and(|&b| !super::guards::is_meta(b)) {
+                    return Err(unsupported(span, "a comment that does not start a word"));
+                }
+            }
+            if c.goto_first_child() {
+                depth += 1;
+                continue;
+            }
+            loop {
+                if c.goto_next_sibling() {
+                    break;
+                }
+                if !c.goto_parent() {
+                    return Ok(());
+                }
+                depth -= 1;
+            }
+        }
+    }
+
+    fn span(&self, u: &Unit<'_>, n: Node<'_>) -> Span {
+        Span::new(u.base + n.start_byte(), u.base + n.end_byte())
+    }
+
+    fn node_word(&mut self, u: &Unit<'_>, n: Node<'_>, opts: WordOpts) -> Result<Word, ParseError> {
+        let s = self.span(u, n);
+        self.word(s.start, s.end, opts)
+    }
+
+    /// Lowers a sequence of statements (program, body, branch), handling `&` and comments.
+    fn seq(&mut self, u: &mut Unit<'_>, node: Node<'_>) -> Result<Vec<Command>, ParseError> {
+        let mut out = Vec::new();
+        let mut last_start = None;
+        for (_, child) in children_of(node) {
+            self.stmt_or_token(u, child, &mut out, &mut last_start)?;
+        }
+        Ok(out)
+    }
+
+    fn stmt_or_token(
+        &mut self,
+        u: &mut Unit<'_>,
+        child: Node<'_>,
+        out: &mut Vec<Command>,
+        last_start: &mut Option<usize>,
+    ) -> Result<(), ParseError> {
+        if child.is_named() {
+            match child.kind() {
+                "comment" => {}
+                "elif_clause" | "else_clause" | "do_group" => {
+                    for (_, c) in children_of(child) {
+                        self.stmt_or_token(u, c, out, last_start)?;
+                    }
+                }
+                _ => {
+                    *last_start = Some(out.len());
+                    let cmds = self.statement(u, child)?;
+                    out.extend(cmds);
+                }
+            }
+        } else if child.kind() == "&" {
+            if let Some(s) = *last_start {
+                for c in out.iter_mut().skip(s) {
+                    set_background(c);
+                }
+            }
+        } else if !is_separator_token(child.kind()) {
+            return Err(unsupported(
+                self.span(u, child),
+                format!("unexpected token `{}`", child.kind()),
+            ));
+        }
+        Ok(())
+    }
+
+    fn statement(&mut self, u: &mut Unit<'_>, node: Node<'_>) -> Result<Vec<Command>, ParseError> {
+        let span = self.span(u, node);
+        self.enter(span.start)?;
+        let marker = if node.kind() == "list" {
+            None
+        } else {
+            u.markers.remove(&span.start)
+        };
+        let r = self.statement_inner(u, node, span);
+        self.leave();
+        let mut cmds = r?;
+        if let Some(m) = marker {
+            if cmds.is_empty() {
+                return Err(unsupported(span, "`time` or `coproc` without a command"));
+            }
+            for c in cmds.iter_mut() {
+                prepend_keywords(c, &m.keywords, span)?;
+            }
+            if let Some((name, name_span)) = m.coproc_name {
+                match cmds.first_mut() {
+                    Some(Command::Compound(c)) => c.assignments.push(Assignment {
+                        name,
+                        name_span,
+                        span: name_span,
+                        subscript: None,
+                        value: None,
+                        array: Vec::new(),
+                        append: false,
+                    }),
+                    _ => return Err(unsupported(span, "`coproc NAME` needs a compound command")),
+                }
+            }
+        }
+        Ok(cmds)
+    }
+
+    fn statement_inner(
+        &mut self,
+        u: &mut Unit<'_>,
+        node: Node<'_>,
+        span: Span,
+    ) -> Result<Vec<Command>, ParseError> {
+        match node.kind() {
+            "command" => Ok(vec![Command::Simple(self.command(u, node)?)]),
+            "variable_assignment" => self.st_variable_assignment(u, node, span),
+            "variable_assignments" => self.st_variable_assignments(u, node, span),
+            "declaration_command" | "unset_command" => {
+                Ok(vec![Command::Simple(self.declaration(u, node)?)])
+            }
+            "list" => self.st_list(u, node, span),
+            "pipeline" => self.st_pipeline(u, node, span),
+            "negated_command" => self.st_negated_command(u, node, span),
+            "redirected_statement" => self.st_redirected_statement(u, node, span),
+            "subshell" => self.st_subshell(u, node, span),
+            "compound_statement" => self.st_compound_statement(u, node, span),
+            "if_statement" => self.st_if_statement(u, node, span),
+            "while_statement" => self.st_while_statement(u, node, span),
+            "for_statement" => self.for_loop(u, node, span),
+            "c_style_for_statement" => {
+                let (a, b) = self.between(u, node, "((", "))")?;
+                let ar = self.arith(a, b)?;
+                let mut cmds = Vec::new();
+                for (field, c) in children_of(node) {
+                    if field == Some("body") {
+                        cmds.extend(self.body_commands(u, c)?);
+                    }
+                }
+                let mut c = compound(
+                    CompoundKind::ArithFor,
+                    span,
+                    Script {
+                        commands: cmds,
+                        span,
+                    },
+                );
+                c.arithmetic.push(ar);
+                Ok(vec![Command::Compound(c)])
+            }
+            "case_statement" => self.case(u, node, span),
+            "function_definition" => self.function(u, node, span),
+            "test_command" => self.test(u, node, span),
+            other => Err(unsupported(
+                span,
+                format!("unsupported syntax node `{other}`"),
+            )),
+        }
+    }
+
+    #[inline(never)]
+    fn st_variable_assignment(
+        &mut self,
+        u: &mut Unit<'_>,
+        node: Node<'_>,
+        span: Span,
+    ) -> Result<Vec<Command>, ParseError> {
+        let _ = span;
+        let a = self.assignment(u, node)?;
+        Ok(vec![Command::Simple(simple(span, vec![a], vec![], vec![]))])
+    }
+
+    #[inline(never)]
+    fn st_variable_assignments(
+        &mut self,
+        u: &mut Unit<'_>,
+        node: Node<'_>,
+        span: Span,
+    ) -> Result<Vec<Command>, ParseError> {
+        let _ = span;
+        let mut assigns = Vec::new();
+        for (_, c) in children_of(node) {
+            if c.kind() != "variable_assignment" {
+                return Err(unsupported(
+                    self.span(u, c),
+                    format!("unexpected `{}`", c.kind()),
+                ));
+            }
+            assigns.push(self.assignment(u, c)?);
+        }
+        Ok(vec![Command::Simple(simple(span, assigns, vec![], vec![]))])
+    }
+
+    #[inline(never)]
+    fn st_list(
+        &mut self,
+        u: &mut Unit<'_>,
+        node: Node<'_>,
+        span: Span,
+    ) -> Result<Vec<Command>, ParseError> {
+        let _ = span;
+        let mut out = Vec::new();
+        for (_, c) in children_of(node) {
+            if c.is_named() {
+                out.extend(self.statement(u, c)?);
+            } else if !matches!(c.kind(), "&&" | "||") {
+                return Err(unsupported(
+                    self.span(u, c),
+                    format!("unexpected `{}` in a list", c.kind()),
+                ));
+            }
+        }
+        Ok(out)
+    }
+
+    #[inline(never)]
+    fn st_pipeline(
+        &mut self,
+        u: &mut Unit<'_>,
+        node: Node<'_>,
+        span: Span,
+    ) -> Result<Vec<Command>, ParseError> {
+        let _ = span;
+        let mut out = Vec::new();
+        let mut stage = 0;
+        for (_, c) in children_of(node) {
+            if c.is_named() {
+                let mut cmds = self.statement(u, c)?;
+                if stage > 0 {
+                    for cmd in cmds.iter_mut() {
+                        if let Command::Simple(s) = cmd {
+                            s.piped_input = true;
+                        }
+                    }
+                }
+                stage += 1;
+                out.extend(cmds);
+            } else if !matches!(c.kind(), "|" | "|&") {
+                return Err(unsupported(
+                    self.span(u, c),
+                    format!("unexpected `{}` in a pipeline", c.kind()),
+                ));
+            }
+        }
+        Ok(out)
+    }
+
+    #[inline(never)]
+    fn st_negated_command(
+        &mut self,
+        u: &mut Unit<'_>,
+        node: Node<'_>,
+        span: Span,
+    ) -> Result<Vec<Command>, ParseError> {
+        let _ = span;
+        let mut out = Vec::new();
+        for (_, c) in children_of(node) {
+            if c.is_named() {
+                out.extend(self.statement(u, c)?);
+            } else if c.kind() != "!" {
+                return Err(unsupported(
+                    self.span(u, c),
+                    format!("unexpected `{}`", c.kind()),
+                ));
+            }
+        }
+        for c in out.iter_mut() {
+            prepend_keywords(c, &[Keyword::Bang], span)?;
+        }
+        Ok(out)
+    }
+
+    #[inline(never)]
+    fn st_redirected_statement(
+        &mut self,
+        u: &mut Unit<'_>,
+        node: Node<'_>,
+        span: Span,
+    ) -> Result<Vec<Command>, ParseError> {
+        let _ = span;
+        let mut body = None;
+        let mut redirects = Vec::new();
+        for (field, c) in children_of(node) {
+            match (field, c.kind()) {
+                (Some("body"), _) => body = Some(c),
+                (_, "file_redirect") => redirects.push(self.redirect(u, c)?),
+                _ => {
+                    return Err(unsupported(
+                        self.span(u, c),
+                        format!("unexpected `{}` in a redirected statement", c.kind()),
+                    ))
+                }
+            }
+        }
+        let body = body.ok_or_else(|| unsupported(span, "a redirection without a command"))?;
+        let mut cmds = self.statement(u, body)?;
+        let last = cmds
+            .last_mut()
+            .ok_or_else(|| unsupported(span, "a redirection without a command"))?;
+        match last {
+            Command::Simple(s) => {
+                s.redirects.extend(redirects);
+                s.span = s.span.join(span);
+            }
+            Command::Compound(c) => {
+                c.redirects.extend(redirects);
+                c.span = c.span.join(span);
+            }
+            Command::Function(f) => {
+                f.redirects.extend(redirects);
+                f.span = f.span.join(span);
+            }
+        }
+        Ok(cmds)
+    }
+
+    #[inline(never)]
+    fn st_subshell(
+        &mut self,
+        u: &mut Unit<'_>,
+        node: Node<'_>,
+        span: Span,
+    ) -> Result<Vec<Command>, ParseError> {
+        let _ = span;
+        let body = self.body_of(u, node)?;
+        Ok(vec![Command::Compound(compound(
+            CompoundKind::Subshell,
+            span,
+            body,
+        ))])
+    }
+
+    #[inline(never)]
+    fn st_compound_statement(
+        &mut self,
+        u: &mut Unit<'_>,
+        node: Node<'_>,
+        span: Span,
+    ) -> Result<Vec<Command>, ParseError> {
+        let _ = span;
+        let first = node.child(0).map(|c| c.kind());
+        if first == Some("((") {
+            let (a, b) = self.between(u, node, "((", "))")?;
+            let ar = self.arith(a, b)?;
+            let mut c = compound(
+                CompoundKind::Arithmetic,
+                span,
+                Script {
+                    commands: vec![],
+                    span,
+                },
+            );
+            c.arithmetic.push(ar);
+            Ok(vec![Command::Compound(c)])
+        } else {
+            let body = self.body_of(u, node)?;
+            Ok(vec![Command::Compound(compound(
+                CompoundKind::Group,
+                span,
+                body,
+            ))])
+        }
+    }
+
+    #[inline(never)]
+    fn st_if_statement(
+        &mut self,
+        u: &mut Unit<'_>,
+        node: Node<'_>,
+        span: Span,
+    ) -> Result<Vec<Command>, ParseError> {
+        let _ = span;
+        let body = self.body_of(u, node)?;
+        Ok(vec![Command::Compound(compound(
+            CompoundKind::If,
+            span,
+            body,
+        ))])
+    }
+
+    #[inline(never)]
+    fn st_while_statement(
+        &mut self,
+        u: &mut Unit<'_>,
+        node: Node<'_>,
+        span: Span,
+    ) -> Result<Vec<Command>, ParseError> {
+        let _ = span;
+        let kind = match node.child(0).map(|c| c.kind()) {
+            Some("while") => CompoundKind::While,
+            Some("until") => CompoundKind::Until,
+            _ => return Err(unsupported(span, "a loop that is neither while nor until")),
+        };
+        let body = self.body_of(u, node)?;
+        Ok(vec![Command::Compound(compound(kind, span, body))])
+    }
+
+    /// The statements of a body-like node (`do_group`, `compound_statement`, ...).
+    fn body_commands(
+        &mut self,
+        u: &mut Unit<'_>,
+        node: Node<'_>,
+    ) -> Result<Vec<Command>, ParseError> {
+        match node.kind() {
+            "do_group" | "compound_statement" | "subshell" => self.seq(u, node),
+            _ => self.statement(u, node),
+        }
+    }
+
+    /// All statements among the children of `node` (conditions and bodies), as a Script.
+    fn body_of(&mut self, u: &mut Unit<'_>, node: Node<'_>) -> Result<Script, ParseError> {
+        let span = self.span(u, node);
+        let commands = self.seq(u, node)?;
+        Ok(Script { commands, span })
+    }
+
+    /// The text between the end of token `open` and the start of token `close`.
+    fn between(
+        &self,
+        u: &Unit<'_>,
+        node: Node<'_>,
+        open: &str,
+        close: &str,
+    ) -> Result<(usize, usize), ParseError> {
+        let kids = children_of(node);
+        let a = kids
+            .iter()
+            .find(|(_, c)| c.kind() == open)
+            .map(|(_, c)| c.end_byte());
+        let b = kids
+            .iter()
+            .rev()
+            .find(|(_, c)| c.kind() == close)
+            .map(|(_, c)| c.start_byte());
+        match (a, b) {
+            (Some(a), Some(b)) if a <= b => Ok((u.base + a, u.base + b)),
+            _ => Err(unsupported(
+                self.span(u, node),
+                format!("`{open}` without `{close}`"),
+            )),
+        }
+    }
+
+    fn for_loop(
+        &mut self,
+        u: &mut Unit<'_>,
+        node: Node<'_>,
+        span: Span,
+    ) -> Result<Vec<Command>, ParseError> {
+        let kind = match node.child(0).map(|c| c.kind()) {
+            Some("for") => CompoundKind::For,
+            Some("select") => CompoundKind::Select,
+            _ => return Err(unsupported(span, "a for loop without `for` or `select`")),
+        };
+        let mut c = compound(
+            kind,
+            span,
+            Script {
+                commands: vec![],
+                span,
+            },
+        );
+        for (field, child) in children_of(node) {
+            match field {
+                Some("variable") => {
+                    let s = self.span(u, child);
+                    let name = self.text(s.start, s.end)?.to_string();
+                    if !is_name(&name) {
+                        return Err(ParseError {
+                            kind: ParseErrorKind::DynamicName,
+                            span: s,
+                            message: "a loop variable must be a plain name".into(),
+                        });
+                    }
+                    c.assignments.push(Assignment {
+                        name,
+                        name_span: s,
+                        span: s,
+                        subscript: None,
+                        value: None,
+                        array: vec![],
+                        append: false,
+                    });
+                }
+                Some("value") => c.words.push(self.node_word(u, child, ARG)?),
+                Some("body") => c.body.commands.extend(self.body_commands(u, child)?),
+                _ if child.is_named() && child.kind() != "comment" => {
+                    return Err(unsupported(
+                        self.span(u, child),
+                        format!("unexpected `{}` in a loop", child.kind()),
+                    ))
+                }
+                _ => {}
+            }
+        }
+        Ok(vec![Command::Compound(c)])
+    }
+
+    fn case(
+        &mut self,
+        u: &mut Unit<'_>,
+        node: Node<'_>,
+        span: Span,
+    ) -> Result<Vec<Command>, ParseError> {
+        let mut c = compound(
+            CompoundKind::Case,
+            span,
+            Script {
+                commands: vec![],
+                span,
+            },
+        );
+        for (field, child) in children_of(node) {
+            match (field, child.kind()) {
+                (Some("value"), _) => c.words.push(self.node_word(u, child, ARG)?),
+                (_, "case_item") => {
+                    let mut last = None;
+                    for (f, item) in children_of(child) {
+                        if f == Some("value") {
+                            c.words.push(self.node_word(u, item, PATTERN)?);
+                        } else {
+                            self.stmt_or_token(u, item, &mut c.body.commands, &mut last)?;
+                        }
+                    }
+                }
+                (_, "comment") => {}
+                _ if child.is_named() => {
+                    return Err(unsupported(
+                        self.span(u, child),
+                        format!("unexpected `{}` in case", child.kind()),
+                    ))
+                }
+                _ => {}
+            }
+        }
+        Ok(vec![Command::Compound(c)])
+    }
+
+    fn function(
+        &mut self,
+        u: &mut Unit<'_>,
+        node: Node<'_>,
+        span: Span,
+    ) -> Result<Vec<Command>, ParseError> {
+        let mut name = None;
+        let mut body = None;
+        let mut redirects = Vec::new();
+        for (field, child) in children_of(node) {
+            match (field, child.kind()) {
+                (Some("name"), _) => name = Some(child),
+                (Some("body"), _) => body = Some(child),
+                (_, "file_redirect") => redirects.push(self.redirect(u, child)?),
+                _ if child.is_named() => {
+                    return Err(unsupported(
+                        self.span(u, child),
+                        format!("unexpected `{}` in a function", child.kind()),
+                    ))
+                }
+                _ => {}
+            }
+        }
+        let (Some(name), Some(body)) = (name, body) else {
+            return Err(unsupported(span, "a function without a name or body"));
+        };
+        let name_word = self.node_word(u, name, ARG)?;
+        let name_span = name_word.span;
+        let name = name_word.static_value().ok_or_else(|| ParseError {
+            kind: ParseErrorKind::DynamicName,
+            span: name_span,
+            message: "a function name must be static".into(),
+        })?;
+        let body_span = self.span(u, body);
+        let commands = self.statement(u, body)?;
+        Ok(vec![Command::Function(FunctionDef {
+            name,
+            name_span,
+            span,
+            body: Script {
+                commands,
+                span: body_span,
+            },
+            redirects,
+        })])
+    }
+
+    fn test(
+        &mut self,
+        u: &mut Unit<'_>,
+        node: Node<'_>,
+        span: Span,
+    ) -> Result<Vec<Command>, ParseError> {
+        let kids = children_of(node);
+        let open = kids.first().map(|(_, c)| c.kind());
+        match open {
+            Some("[[") => {
+                let mut c = compound(
+                    CompoundKind::Test,
+                    span,
+                    Script {
+                        commands: vec![],
+                        span,
+                    },
+                );
+                for (_, child) in &kids {
+                    if child.is_named() {
+                        self.test_expr(u, *child, &mut c.words, &mut c.arithmetic)?;
+                    } else if !matches!(child.kind(), "[[" | "]]") {
+                        return Err(unsupported(
+                            self.span(u, *child),
+                            format!("unexpected `{}`", child.kind()),
+                        ));
+                    }
+                }
+                Ok(vec![Command::Compound(c)])
+            }
+            Some("[") => {
+                let mut words = Vec::new();
+                for (_, child) in &kids {
+                    self.flat_words(u, *child, &mut words)?;
+                }
+                for pair in words.windows(2) {
+                    if let [a, b] = pair {
+                        self.check_gap(a.span.end, b.span.start)?;
+                    }
+                }
+                Ok(vec![Command::Simple(simple(span, vec![], words, vec![]))])
+            }
+            _ => Err(unsupported(span, "a test command without `[[` or `[`")),
+        }
+    }
+
+    /// The words of `[ ... ]` in order: operands and operators alike.
+    fn flat_words(
+        &mut self,
+        u: &mut Unit<'_>,
+        n: Node<'_>,
+        out: &mut Vec<Word>,
+    ) -> Result<(), ParseError> {
+        self.enter(u.base + n.start_byte())?;
+        let r = (|| {
+            match n.kind() {
+                "binary_expression" | "unary_expression" | "parenthesized_expression" => {
+                    for (_, c) in children_of(n) {
+                        self.flat_words(u, c, out)?;
+                    }
+                }
+                k if !n.is_named() || is_word_kind(k) || k == "test_operator" => {
+                    out.push(self.node_word(u, n, TEST_OPERAND)?)
+                }
+                k => {
+                    return Err(unsupported(
+                        self.span(u, n),
+                        format!("unsupported `{k}` in [ ]"),
+                    ))
+                }
+            }
+            Ok(())
+        })();
+        self.leave();
+        r
+    }
+
+    fn test_expr(
+        &mut self,
+        u: &mut Unit<'_>,
+        n: Node<'_>,
+        words: &mut Vec<Word>,
+        arith: &mut Vec<Arithmetic>,
+    ) -> Result<(), ParseError> {
+        self.enter(u.base + n.start_byte())?;
+        let r = self.test_expr_inner(u, n, words, arith);
+        self.leave();
+        r
+    }
+
+    fn test_expr_inner(
+        &mut self,
+        u: &mut Unit<'_>,
+        n: Node<'_>,
+        words: &mut Vec<Word>,
+        arith: &mut Vec<Arithmetic>,
+    ) -> Result<(), ParseError> {
+        let kids = children_of(n);
+        match n.kind() {
+            "binary_expression" => {
+                let op = kids
+                    .iter()
+                    .find(|(f, _)| *f == Some("operator"))
+                    .map(|(_, c)| self.span(u, *c))
+                    .ok_or_else(|| unsupported(self.span(u, n), "a test without an operator"))?;
+                let op = self.text(op.start, op.end)?.to_string();
+                let side = |name: &str| -> Option<(usize, usize)> {
+                    let sel: Vec<_> = kids.iter().filter(|(f, _)| *f == Some(name)).collect();
+                    let first = sel.first()?.1;
+                    let last = sel.last()?.1;
+                    Some((u.base + first.start_byte(), u.base + last.end_byte()))
+                };
+                let (Some(left), Some(right)) = (side("left"), side("right")) else {
+                    return Err(unsupported(self.span(u, n), "a test without two operands"));
+                };
+                match op.as_str() {
+                    "&&" | "||" => {
+                        for (f, c) in &kids {
+                            if matches!(*f, Some("left") | Some("right")) {
+                                self.test_expr(u, *c, words, arith)?;
+                            }
+                        }
+                    }
+                    "-eq" | "-ne" | "-lt" | "-le" | "-gt" | "-ge" => {
+                        arith.push(self.arith(left.0, left.1)?);
+                        arith.push(self.arith(right.0, right.1)?);
+                    }
+                    "=~" => {
+                        words.push(self.word(left.0, left.1, TEST_OPERAND)?);
+                        words.push(self.word(right.0, right.1, super::words::REGEX)?);
+                    }
+                    "==" | "=" | "!=" => {
+                        words.push(self.word(left.0, left.1, TEST_OPERAND)?);
+                        words.push(self.word(right.0, right.1, PATTERN)?);
+                    }
+                    "<" | ">" | "-nt" | "-ot" | "-ef" => {
+                        words.push(self.word(left.0, left.1, TEST_OPERAND)?);
+                        words.push(self.word(right.0, right.1, TEST_OPERAND)?);
+                    }
+                    other => {
+                        return Err(unsupported(
+                            self.span(u, n),
+                            format!("unsupported test operator `{other}`"),
+                        ))
+                    }
+                }
+            }
+            "unary_expression" => {
+                let op = kids.first().map(|(_, c)| self.span(u, *c));
+                let operand: Vec<_> = kids.iter().skip(1).map(|(_, c)| *c).collect();
+                let (Some(op), Some(first), Some(last)) = (op, operand.first(), operand.last())
+                else {
+                    return Err(unsupported(
+                        self.span(u, n),
+                        "a unary test without an operand",
+                    ));
+                };
+                let op = self.text(op.start, op.end)?.to_string();
+                let (a, b) = (u.base + first.start_byte(), u.base + last.end_byte());
+                if op == "!" {
+                    for c in operand {
+                        self.test_expr(u, c, words, arith)?;
+                    }
+                } else if op.starts_with('-') && op.len() == 2 {
+                    let w = self.word(a, b, TEST_OPERAND)?;
+                    if op == "-v" && self.text(a, b)?.contains('[') {
+                        arith.push(self.arith(a, b)?);
+                    }
+                    words.push(w);
+                } else {
+                    return Err(unsupported(
+                        self.span(u, n),
+                        format!("unsupported test operator `{op}`"),
+                    ));
+                }
+            }
+            "parenthesized_expression" => {
+                for (_, c) in kids {
+                    if c.is_named() {
+                        self.test_expr(u, c, words, arith)?;
+                    }
+                }
+            }
+            k if is_word_kind(k) => words.push(self.node_word(u, n, TEST_OPERAND)?),
+            k => {
+                return Err(unsupported(
+                    self.span(u, n),
+                    format!("unsupported `{k}` in [[ ]]"),
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    /// Words between two items of one command must be separated by blanks only.
+    fn check_gap(&self, a: usize, b: usize) -> Result<(), ParseError> {
+        let gap = self.src.as_bytes().get(a..b).unwrap_or_default();
+        let ok = !gap.is_empty()
+            && gap.iter().enumerate().all(|(i, &c)| {
+                matches!(c, b' ' | b'\t')
+                    || (c == b'\\' && gap.get(i + 1) == Some(&b'\n'))
+                    || (c == b'\n' && i > 0 && gap.get(i - 1) == Some(&b'\\'))
+            });
+        if ok {
+            Ok(())
+        } else {
+            Err(unsupported(
+                Span::new(a, b.max(a)),
+                "the parser split or joined words differently from bash",
+            ))
+        }
+    }
+
+    fn command(&mut self, u: &mut Unit<'_>, node: Node<'_>) -> Result<SimpleCommand, ParseError> {
+        let span = self.span(u, node);
+        let mut cmd = simple(span, vec![], vec![], vec![]);
+        let mut prev_word_end: Option<usize> = None;
+        for (field, child) in children_of(node) {
+            match (field, child.kind()) {
+                (_, "variable_assignment") if cmd.words.is_empty() => {
+                    cmd.assignments.push(self.assignment(u, child)?);
+                    prev_word_end = None;
+                }
+                (Some("redirect"), "file_redirect") => {
+                    cmd.redirects.push(self.redirect(u, child)?);
+                    prev_word_end = None;
+                }
+                (Some("name"), "command_name") | (Some("argument"), _) => {
+                    let s = self.span(u, child);
+                    // tree-sitter splits `$"..."` into a `$` token and a string.
+                    if prev_word_end == Some(s.start)
+                        && cmd
+                            .words
+                            .last()
+                            .is_some_and(|w| self.src.get(w.span.range()) == Some("$"))
+                    {
+                        if let Some(last) = cmd.words.pop() {
+                            let w = self.word(last.span.start, s.end, ARG)?;
+                            prev_word_end = Some(w.span.end);
+                            cmd.words.push(w);
+                            continue;
+                        }
+                    }
+                    let w = self.word(s.start, s.end, ARG)?;
+                    if let Some(end) = prev_word_end {
+                        self.check_gap(end, w.span.start)?;
+                    }
+                    prev_word_end = Some(w.span.end);
+                    cmd.words.push(w);
+                }
+                (_, k) => {
+                    return Err(unsupported(
+                        self.span(u, child),
+                        format!("unexpected `{k}` in a command"),
+                    ))
+                }
+            }
+        }
+        Ok(cmd)
+    }
+
+    fn declaration(
+        &mut self,
+        u: &mut Unit<'_>,
+        node: Node<'_>,
+    ) -> Result<SimpleCommand, ParseError> {
+        let span = self.span(u, node);
+        let mut words = Vec::new();
+        for (i, (_, child)) in children_of(node).into_iter().enumerate() {
+            let s = self.span(u, child);
+            if i == 0 {
+                if child.is_named() {
+                    return Err(unsupported(s, "a declaration without its builtin name"));
+                }
+                words.push(Word {
+                    span: s,
+                    parts: vec![WordPart::Literal(self.text(s.start, s.end)?.to_string())],
+                });
+                continue;
+            }
+            let opts = if child.kind() == "variable_assignment" {
+                DECL
+            } else {
+                ARG
+            };
+            if !child.is_named() && child.kind() != "=" {
+                return Err(unsupported(
+                    s,
+                    format!("unexpected `{}` in a declaration", child.kind()),
+                ));
+            }
+            let w = self.word(s.start, s.end, opts)?;
+            if let Some(prev) = words.last() {
+                self.check_gap(prev.span.end, w.span.start)?;
+            }
+            words.push(w);
+        }
+        Ok(simple(span, vec![], words, vec![]))
+    }
+
+    fn assignment(&mut self, u: &mut Unit<'_>, node: Node<'_>) -> Result<Assignment, ParseError> {
+        let span = self.span(u, node);
+        let mut a = Assignment {
+            name: String::new(),
+            name_span: span,
+            span,
+            subscript: None,
+            value: None,
+            array: vec![],
+            append: false,
+        };
+        let mut op_end = None;
+        let mut value = None;
+        for (field, child) in children_of(node) {
+            match (field, child.kind()) {
+                (Some("name"), "variable_name") => {
+                    let s = self.span(u, child);
+                    a.name = self.text(s.start, s.end)?.to_string();
+                    a.name_span = s;
+                }
+                (Some("name"), "subscript") => {
+                    for (f, c) in children_of(child) {
+                        match (f, c.kind()) {
+                            (Some("name"), _) => {
+                                let s = self.span(u, c);
+                                a.name = self.text(s.start, s.end)?.to_string();
+                                a.name_span = s;
+                            }
+                            (Some("index"), _) | (None, "[") | (None, "]") => {}
+                            (_, k) => {
+                                return Err(unsupported(
+                                    self.span(u, c),
+                                    format!("unexpected `{k}` in a subscript"),
+                                ))
+                            }
+                        }
+                    }
+                    let (ia, ib) = self.between(u, child, "[", "]")?;
+                    a.subscript = Some(self.word(ia, ib, super::words::SUBSCRIPT)?);
+                }
+                (None, "=") => op_end = Some(u.base + child.end_byte()),
+                (None, "+=") => {
+                    op_end = Some(u.base + child.end_byte());
+                    a.append = true;
+                }
+                (Some("value"), _) => value = Some(child),
+                (_, k) => {
+                    return Err(unsupported(
+                        self.span(u, child),
+                        format!("unexpected `{k}` in an assignment"),
+                    ))
+                }
+            }
+        }
+        if !is_name(&a.name) {
+            return Err(ParseError {
+                kind: ParseErrorKind::DynamicName,
+                span: a.name_span,
+                message: "an assigned variable name must be a plain name".into(),
+            });
+        }
+        let op_end = op_end.ok_or_else(|| unsupported(span, "an assignment without `=`"))?;
+        match value {
+            Some(v) if v.kind() == "array" => {
+                for (_, el) in children_of(v) {
+                    if el.is_named() {
+                        if el.kind() == "comment" {
+                            continue;
+                        }
+                        let w = self.node_word(u, el, ARG)?;
+                        a.array.push(w);
+                    } else if !matches!(el.kind(), "(" | ")") {
+                        return Err(unsupported(
+                            self.span(u, el),
+                            "unexpected token in an array",
+                        ));
+                    }
+                }
+            }
+            _ => {
+                if span.end < op_end {
+                    return Err(unsupported(
+                        span,
+                        "an assignment value outside the assignment",
+                    ));
+                }
+                a.value = Some(self.word(op_end, span.end, ASSIGN)?);
+            }
+        }
+        Ok(a)
+    }
+
+    fn redirect(&mut self, u: &mut Unit<'_>, node: Node<'_>) -> Result<Redirect, ParseError> {
+        let span = self.span(u, node);
+        let mut op_pos = None;
+        let mut descriptor = None;
+        let mut dest: Vec<Node<'_>> = Vec::new();
+        for (field, child) in children_of(node) {
+            match (field, child.kind()) {
+                (Some("descriptor"), _) => descriptor = Some(self.span(u, child)),
+                (Some("destination"), _) => dest.push(child),
+                (None, "<") => op_pos = Some(u.base + child.start_byte()),
+                (_, k) => {
+                    return Err(unsupported(
+                        self.span(u, child),
+                        format!("unexpected `{k}` in a redirection"),
+                    ))
+                }
+            }
+        }
+        let site = op_pos
+            .and_then(|p| u.sites.get(&p))
+            .cloned()
+            .ok_or_else(|| unsupported(span, "a redirection the pre-pass did not find"))?;
+        u.claimed.insert(site.pos);
+        match (descriptor, site.fd) {
+            (None, None) => {}
+            (Some(d), Some((_, start))) if d.start == start && d.end == site.pos => {}
+            _ => {
+                return Err(unsupported(
+                    span,
+                    "the parser and pre-pass disagree on a file descriptor",
+                ))
+            }
+        }
+        let (Some(first), Some(last)) = (dest.first(), dest.last()) else {
+            return Err(ParseError {
+                kind: ParseErrorKind::Missing,
+                span,
+                message: "a redirection without a target".into(),
+            });
+        };
+        let (ta, tb) = (u.base + first.start_byte(), u.base + last.end_byte());
+        let target = self.word(ta, tb, ARG)?;
+        let mut op = site.op;
+        if op == RedirectOp::DupOut {
+            let is_fd = target.static_value().is_some_and(|v| {
+                let v = v.strip_suffix('-').unwrap_or(&v);
+                v.is_empty() || v.bytes().all(|b| b.is_ascii_digit())
+            });
+            if !is_fd {
+                op = RedirectOp::WriteAll;
+            }
+        }
+        let heredoc = match &site.heredoc {
+            Some(h) => Some(self.heredoc_body(h)?),
+            None => None,
+        };
+        let start = site.fd.map_or(site.pos, |(_, s)| s);
+        Ok(Redirect {
+            span: Span::new(start, tb),
+            fd: site.fd.map(|(n, _)| n),
+            op,
+            target,
+            heredoc,
+        })
+    }
+}
+
+fn is_word_kind(k: &str) -> bool {
+    matches!(
+        k,
+        "word"
+            | "string"
+            | "raw_string"
+            | "ansi_c_string"
+            | "translated_string"
+            | "concatenation"
+            | "simple_expansion"
+            | "expansion"
+            | "command_substitution"
+            | "process_substitution"
+            | "arithmetic_expansion"
+            | "number"
+            | "extglob_pattern"
+            | "regex"
+            | "brace_expression"
+            | "variable_name"
+    )
+}
+
+pub(crate) fn is_name(s: &str) -> bool {
+    let mut b = s.bytes();
+    matches!(b.next(), Some(c) if c == b'_' || c.is_ascii_alphabetic())
+        && b.all(|c| c == b'_' || c.is_ascii_alphanumeric())
+}
+
+fn simple(
+    span: Span,
+    assignments: Vec<Assignment>,
+    words: Vec<Word>,
+    redirects: Vec<Redirect>,
+) -> SimpleCommand {
+    SimpleCommand {
+        span,
+        assignments,
+        words,
+        redirects,
+        keywords: vec![],
+        background: false,
+        piped_input: false,
+    }
+}
+
+fn compound(kind: CompoundKind, span: Span, body: Script) -> Compound {
+    Compound {
+        kind,
+        span,
+        body,
+        words: vec![],
+        arithmetic: vec![],
+        assignments: vec![],
+        redirects: vec![],
+        background: false,
+        keywords: vec![],
+    }
+}
+
+fn set_background(c: &mut Command) {
+    match c {
+        Command::Simple(s) => s.background = true,
+        Command::Compound(c) => c.background = true,
+        Command::Function(_) => {}
+    }
+}
+
+fn prepend_keywords(c: &mut Command, kws: &[Keyword], span: Span) -> Result<(), ParseError> {
+    let list = match c {
+        Command::Simple(s) => &mut s.keywords,
+        Command::Compound(c) => &mut c.keywords,
+        Command::Function(_) => {
+            return Err(unsupported(span, "a keyword before a function definition"));
+        }
+    };
+    let mut new: Vec<Keyword> = kws.to_vec();
+    new.append(list);
+    *list = new;
+    Ok(())
+}
+
+/// A `time`/`coproc` keyword found as a program name, to blank out of the working text.
+struct FoundKeyword {
+    keywords: Vec<Keyword>,
+    blank_start: usize,
+    blank_end: usize,
+    /// Where the command it applies to starts (relative to the working text).
+    next: usize,
+    /// `coproc NAME`: the name and its span (relative).
+    name: Option<(String, usize, usize)>,
+}
+
+const COMPOUND_STARTERS: &[&str] = &[
+    "{", "(", "((", "[[", "while", "until", "if", "for", "case", "select",
+];
+
+/// Finds commands named by an unquoted `time` or `!` (at the start of a pipeline, with no
+/// assignment before it) or `coproc`, which bash treats as keywords.
+fn find_keywords(root: Node<'_>, work: &[u8]) -> Vec<FoundKeyword> {
+    let mut out = Vec::new();
+    let mut c = root.walk();
+    loop {
+        let n = c.node();
+        if n.kind() == "command" {
+            if let Some(found) = keyword_of(n, work) {
+                out.push(found);
+            }
+        }
+        if c.goto_first_child() {
+            continue;
+        }
+        loop {
+            if c.goto_next_sibling() {
+                break;
+            }
+            if !c.goto_parent() {
+                return out;
+            }
+        }
+    }
+}
+
+fn keyword_of(n: Node<'_>, work: &[u8]) -> Option<FoundKeyword> {
+    let first = n.child(0)?;
+    if first.kind() != "command_name" || first.named_child_count() != 1 {
+        return None;
+    }
+    let word = first.named_child(0)?;
+    if word.kind() != "word" {
+        return None;
+    }
+    let text = work.get(word.byte_range())?;
+    let skip_blanks = |mut p: usize| {
+        while work.get(p).is_some_and(|&b| b == b' ' || b == b'\t') {
+            p += 1;
+        }
+        p
+    };
+    let token_at = |p: usize| -> &[u8] {
+        let e = (p..work.len())
+            .find(|&j| work.get(j).map_or(true, |&b| super::guards::is_meta(b)))
+            .unwrap_or(work.len());
+        work.get(p..e).unwrap_or_default()
+    };
+    match text {
+        b"time" | b"!" => {
+            // Only at the start of a pipeline: after `|` bash runs a `time` program (and
+            // `!` is a syntax error). `time -p -- ! ! cmd` is read as one chain.
+            if let Some(parent) = n.parent() {
+                if parent.kind() == "pipeline" && parent.child(0).map(|c| c.id()) != Some(n.id()) {
+                    return None;
+                }
+            }
+            let mut keywords = Vec::new();
+            let mut end = word.start_byte();
+            let mut p = end;
+            loop {
+                match token_at(p) {
+                    b"time" if !keywords.contains(&Keyword::Time) => {
+                        keywords.push(Keyword::Time);
+                        end = p + 4;
+                        p = skip_blanks(end);
+                        if token_at(p) == b"-p" {
+                            end = p + 2;
+                            p = skip_blanks(end);
+                        }
+                        if token_at(p) == b"--" {
+                            end = p + 2;
+                            p = skip_blanks(end);
+                        }
+                    }
+                    b"!" => {
+                        keywords.push(Keyword::Bang);
+                        end = p + 1;
+                        p = skip_blanks(end);
+                    }
+                    _ => break,
+                }
+            }
+            Some(FoundKeyword {
+                keywords,
+                blank_start: word.start_byte(),
+                blank_end: end,
+                next: p,
+                name: None,
+            })
+        }
+        b"coproc" => {
+            let end = word.end_byte();
+            let p = skip_blanks(end);
+            let tok = token_at(p);
+            let after = skip_blanks(p + tok.len());
+            let next_tok = token_at(after);
+            let starts_compound = |t: &[u8]| COMPOUND_STARTERS.iter().any(|s| s.as_bytes() == t);
+            let next_is_paren = work.get(after) == Some(&b'(');
+            let is_ident = std::str::from_utf8(tok).is_ok_and(is_name);
+            if is_ident && !starts_compound(tok) && (starts_compound(next_tok) || next_is_paren) {
+                let name = String::from_utf8_lossy(tok).into_owned();
+                return Some(FoundKeyword {
+                    keywords: vec![Keyword::Coproc],
+                    blank_start: word.start_byte(),
+                    blank_end: p + tok.len(),
+                    next: after,
+                    name: Some((name, p, p + tok.len())),
+                });
+            }
+            Some(FoundKeyword {
+                keywords: vec![Keyword::Coproc],
+                blank_start: word.start_byte(),
+                blank_end: end,
+                next: p,
+                name: None,
+            })
+        }
+        _ => None,
+    }
+}

@@ -1,0 +1,881 @@
+//! A lexical pre-pass over command text, independent of tree-sitter.
+//!
+//! It follows bash's quoting contexts (quotes, `$(...)`, backticks, `${...}`, arithmetic,
+//! `[[ ]]`, comments, here-document bodies) closely enough to
+//! - apply the guards that need context (line continuations inside words, escapes inside
+//!   backticks, unquoted here-document bodies),
+//! - find every redirection operator and here-document, and
+//! - find where a substitution ends, for the word lowering.
+//!
+//! tree-sitter-bash misreads several redirections (`<>`, two here-docs on a line, `<<<` after
+//! another redirection, tab-indented `<<-` bodies). So the pre-pass rewrites each redirection
+//! operator to a plain `<` padded with blanks (same length, so every byte offset stays valid)
+//! and blanks here-document bodies; the lowering gets the real operator back from a
+//! [`Site`] keyed by the operator's offset. Every site must be claimed by the lowering and
+//! every redirection node must have a site: a disagreement is an error, never a guess.
+
+use super::guards;
+use super::{ParseError, ParseErrorKind, RedirectOp, Span};
+
+/// A redirection operator found in the text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Site {
+    /// Offset of the operator's first byte (the fd digits come before it).
+    pub pos: usize,
+    /// Length of the operator.
+    pub len: usize,
+    /// The explicit fd, with the offset where its digits start.
+    pub fd: Option<(u32, usize)>,
+    /// The operator; `>&` is `DupOut` here and resolved against its target later.
+    pub op: RedirectOp,
+    /// For `<<` and `<<-`: the here-document.
+    pub heredoc: Option<HereDocSite>,
+}
+
+/// A here-document found by the pre-pass.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct HereDocSite {
+    /// `<<-`: leading tabs are stripped from body lines.
+    pub strip_tabs: bool,
+    /// Whether any part of the delimiter was quoted.
+    pub quoted: bool,
+    /// The delimiter after quote removal.
+    pub delimiter: String,
+    /// The body text (without the delimiter line).
+    pub body: Span,
+    /// The body, if found yet.
+    found: bool,
+}
+
+/// Where a scan stops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Term {
+    /// The end of the range.
+    End,
+    /// The `)` matching an opened `$(`, `<(`, `>(`.
+    Paren,
+    /// The closing backtick.
+    Backtick { in_dq: bool },
+}
+
+/// Position and counters of one command-context scan.
+struct NormalState {
+    i: usize,
+    word_start: bool,
+    parens: usize,
+    cases: usize,
+}
+
+/// The scanner over `src[..end]` (absolute offsets into the top-level text).
+pub(crate) struct Scanner<'a> {
+    s: &'a [u8],
+    end: usize,
+    /// Redirection sites found, in order.
+    pub sites: Vec<Site>,
+    /// Byte ranges to blank in the working copy (here-doc bodies and delimiter lines).
+    pub blanks: Vec<(usize, usize)>,
+    pending: Vec<usize>,
+    /// Bounds the recursion of nested contexts.
+    depth: usize,
+    max_depth: usize,
+}
+
+pub(crate) fn err(
+    kind: ParseErrorKind,
+    start: usize,
+    end: usize,
+    message: impl Into<String>,
+) -> ParseError {
+    ParseError {
+        kind,
+        span: Span::new(start, end),
+        message: message.into(),
+    }
+}
+
+fn is_blank(b: u8) -> bool {
+    matches!(b, b' ' | b'\t')
+}
+
+/// Whether a byte ends a word for the reserved-word checks.
+fn ends_word(b: Option<u8>) -> bool {
+    b.map_or(true, guards::is_meta)
+}
+
+impl<'a> Scanner<'a> {
+    pub(crate) fn new(src: &'a str, end: usize, max_depth: usize) -> Self {
+        Scanner {
+            s: src.as_bytes(),
+            end: end.min(src.len()),
+            sites: Vec::new(),
+            blanks: Vec::new(),
+            pending: Vec::new(),
+            depth: 0,
+            max_depth,
+        }
+    }
+
+    fn at(&self, i: usize) -> Option<u8> {
+        if i < self.end {
+            self.s.get(i).copied()
+        } else {
+            None
+        }
+    }
+
+    fn starts(&self, i: usize, pat: &str) -> bool {
+        i + pat.len() <= self.end && self.s.get(i..i + pat.len()) == Some(pat.as_bytes())
+    }
+
+    fn enter(&mut self, pos: usize) -> Result<(), ParseError> {
+        self.depth += 1;
+        if self.depth > self.max_depth {
+            return Err(err(
+                ParseErrorKind::TooDeep,
+                pos,
+                pos + 1,
+                format!("nesting deeper than {} levels", self.max_depth),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Scans a whole script from `start`.
+    pub(crate) fn scan_script(&mut self, start: usize) -> Result<(), ParseError> {
+        self.scan_normal(start, Term::End)?;
+        if let Some(&p) = self.pending.first() {
+            let pos = self.sites.get(p).map_or(start, |s| s.pos);
+            return Err(err(
+                ParseErrorKind::Missing,
+                pos,
+                pos + 2,
+                "a here-document has no body (its command line never ends)",
+            ));
+        }
+        Ok(())
+    }
+
+    /// For `$(` whose `(` is at `open`: the offset of the matching `)`.
+    pub(crate) fn paren_end(&mut self, open: usize) -> Result<usize, ParseError> {
+        self.scan_normal(open + 1, Term::Paren)
+    }
+
+    /// For a backtick at `open`: the offset of the closing backtick.
+    pub(crate) fn backtick_end(&mut self, open: usize, in_dq: bool) -> Result<usize, ParseError> {
+        self.scan_normal(open + 1, Term::Backtick { in_dq })
+    }
+
+    /// For `"` at `open`: the offset of the closing quote.
+    pub(crate) fn dq_end(&mut self, open: usize) -> Result<usize, ParseError> {
+        self.scan_dq(open + 1)
+    }
+
+    /// For `${` whose `{` is at `open`: the offset of the matching `}`.
+    pub(crate) fn brace_param_end(&mut self, open: usize) -> Result<usize, ParseError> {
+        self.scan_brace_param(open + 1)
+    }
+
+    /// For `(` at `open` (of `$((` or `((`): the offset of its matching `)`, counting parens
+    /// and skipping quotes only (arithmetic context).
+    pub(crate) fn arith_paren_end(&mut self, open: usize) -> Result<usize, ParseError> {
+        let mut depth = 0usize;
+        let mut i = open;
+        while let Some(b) = self.at(i) {
+            match b {
+                b'(' => depth += 1,
+                b')' => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        return Ok(i);
+                    }
+                }
+                b'\\' => {
+                    if self.at(i + 1) == Some(b'\n') {
+                        guards::check_line_continuation(self.s, i, 0)?;
+                    }
+                    i += 1;
+                }
+                b'\'' => i = self.single_quote_end(i)?,
+                b'"' => i = self.scan_dq(i + 1)?,
+                b'`' => i = self.backtick_end(i, false)?,
+                _ => {}
+            }
+            i += 1;
+        }
+        Err(err(
+            ParseErrorKind::Missing,
+            open,
+            self.end,
+            "an unterminated arithmetic expression",
+        ))
+    }
+
+    /// For `'` at `open`: the offset of the closing quote.
+    pub(crate) fn single_quote_end(&self, open: usize) -> Result<usize, ParseError> {
+        let mut i = open + 1;
+        while let Some(b) = self.at(i) {
+            if b == b'\'' {
+                return Ok(i);
+            }
+            i += 1;
+        }
+        Err(err(
+            ParseErrorKind::Missing,
+            open,
+            self.end,
+            "an unterminated single quote",
+        ))
+    }
+
+    /// For `$'` with the quote at `open`: the offset of the closing quote.
+    pub(crate) fn ansi_c_end(&self, open: usize) -> Result<usize, ParseError> {
+        let mut i = open + 1;
+        while let Some(b) = self.at(i) {
+            match b {
+                b'\\' => i += 1,
+                b'\'' => return Ok(i),
+                _ => {}
+            }
+            i += 1;
+        }
+        Err(err(
+            ParseErrorKind::Missing,
+            open,
+            self.end,
+            "an unterminated $'...' string",
+        ))
+    }
+
+    /// Handles a `$` at `i` in any expanding context; returns the offset of the last byte
+    /// of the construct (so the caller continues after it).
+    fn scan_dollar(&mut self, i: usize, in_dq: bool) -> Result<usize, ParseError> {
+        match self.at(i + 1) {
+            Some(b'(') => {
+                if self.at(i + 2) == Some(b'(') {
+                    if let Some(end) = self.arith_dollar_end(i)? {
+                        return Ok(end);
+                    }
+                }
+                self.enter(i)?;
+                let r = self.paren_end(i + 1);
+                self.depth -= 1;
+                r
+            }
+            Some(b'{') => {
+                self.enter(i)?;
+                let r = self.brace_param_end(i + 1);
+                self.depth -= 1;
+                r
+            }
+            Some(b'[') => {
+                let mut j = i + 2;
+                while let Some(b) = self.at(j) {
+                    if b == b']' {
+                        return Ok(j);
+                    }
+                    j += 1;
+                }
+                Err(err(
+                    ParseErrorKind::Missing,
+                    i,
+                    self.end,
+                    "an unterminated $[...]",
+                ))
+            }
+            Some(b'\'') if !in_dq => self.ansi_c_end(i + 1),
+            Some(b'"') if !in_dq => {
+                self.enter(i)?;
+                let r = self.scan_dq(i + 2);
+                self.depth -= 1;
+                r
+            }
+            _ => Ok(i),
+        }
+    }
+
+    /// For `$((` at `i`: `Some(offset of the final ')')` when it is an arithmetic expansion
+    /// (the inner `(` closes right before the outer one), `None` for `$( (...) ...)`.
+    pub(crate) fn arith_dollar_end(&mut self, i: usize) -> Result<Option<usize>, ParseError> {
+        let outer = match self.arith_paren_end(i + 1) {
+            Ok(o) => o,
+            Err(_) => return Ok(None),
+        };
+        let inner = self.arith_paren_end(i + 2)?;
+        Ok((inner + 1 == outer).then_some(outer))
+    }
+
+    fn scan_dq(&mut self, start: usize) -> Result<usize, ParseError> {
+        self.enter(start)?;
+        let mut i = start;
+        while let Some(b) = self.at(i) {
+            match b {
+                b'"' => {
+                    self.depth -= 1;
+                    return Ok(i);
+                }
+                b'\\' => {
+                    if self.at(i + 1) == Some(b'\n') {
+                        guards::check_line_continuation(self.s, i, 0)?;
+                    }
+                    i += 1;
+                }
+                b'$' => i = self.scan_dollar(i, true)?,
+                b'`' => i = self.backtick_end(i, true)?,
+                _ => {}
+            }
+            i += 1;
+        }
+        Err(err(
+            ParseErrorKind::Missing,
+            start.saturating_sub(1),
+            self.end,
+            "an unterminated double quote",
+        ))
+    }
+
+    fn scan_brace_param(&mut self, start: usize) -> Result<usize, ParseError> {
+        self.enter(start)?;
+        let mut depth = 0usize;
+        let mut i = start;
+        while let Some(b) = self.at(i) {
+            match b {
+                b'}' if depth == 0 => {
+                    self.depth -= 1;
+                    return Ok(i);
+                }
+                b'}' => depth -= 1,
+                b'{' => depth += 1,
+                b'\\' => {
+                    if self.at(i + 1) == Some(b'\n') {
+                        guards::check_line_continuation(self.s, i, 0)?;
+                    }
+                    i += 1;
+                }
+                b'\'' => i = self.single_quote_end(i)?,
+                b'"' => i = self.scan_dq(i + 1)?,
+                b'$' => i = self.scan_dollar(i, false)?,
+                b'`' => i = self.backtick_end(i, false)?,
+                _ => {}
+            }
+            i += 1;
+        }
+        Err(err(
+            ParseErrorKind::Missing,
+            start.saturating_sub(2),
+            self.end,
+            "an unterminated ${...}",
+        ))
+    }
+
+    /// Scans command context from `start` until `term`; returns the terminator's offset.
+    ///
+    /// Only the arms that recurse stay in this function, so its stack frame stays small
+    /// (it is on the stack once per nesting level); the rest is in [`Self::normal_misc`].
+    fn scan_normal(&mut self, start: usize, term: Term) -> Result<usize, ParseError> {
+        self.enter(start)?;
+        let mut st = NormalState {
+            i: start,
+            word_start: true,
+            parens: 0,
+            cases: 0,
+        };
+        while let Some(b) = self.at(st.i) {
+            let i = st.i;
+            let recursed = match b {
+                b'"' => Some(self.scan_dq(i + 1)?),
+                b'`' if !matches!(term, Term::Backtick { .. }) => {
+                    Some(self.backtick_end(i, false)?)
+                }
+                b'$' => Some(self.scan_dollar(i, false)?),
+                b'<' | b'>' if self.at(i + 1) == Some(b'(') => Some(self.paren_end(i + 1)?),
+                b'[' if st.word_start
+                    && self.at(i + 1) == Some(b'[')
+                    && ends_word(self.at(i + 2)) =>
+                {
+                    Some(self.skip_double_bracket(i)?)
+                }
+                _ => None,
+            };
+            if let Some(last) = recursed {
+                st.i = last + 1;
+                st.word_start = false;
+                continue;
+            }
+            if let Some(end) = self.normal_misc(b, &mut st, term)? {
+                self.depth -= 1;
+                return Ok(end);
+            }
+        }
+        self.normal_end(start, term)
+    }
+
+    /// One byte of command context that does not open a nested context; `Some` when the
+    /// scan ends at this byte.
+    #[inline(never)]
+    fn normal_misc(
+        &mut self,
+        b: u8,
+        st: &mut NormalState,
+        term: Term,
+    ) -> Result<Option<usize>, ParseError> {
+        let mut i = st.i;
+        let mut next_word_start = guards::is_meta(b);
+        match b {
+            b'\\' => {
+                match (self.at(i + 1), term) {
+                    (Some(b'\n'), _) => guards::check_line_continuation(self.s, i, 0)?,
+                    (Some(n), Term::Backtick { in_dq }) => {
+                        guards::check_backtick_escape(n, in_dq, i)?
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+            b'\'' => i = self.single_quote_end(i)?,
+            b'`' => return Ok(Some(i)),
+            b'#' if st.word_start => {
+                while self.at(i + 1).is_some_and(|c| c != b'\n') {
+                    i += 1;
+                }
+            }
+            b'\n' if !self.pending.is_empty() => {
+                st.i = self.read_heredocs(i + 1)?;
+                st.word_start = true;
+                return Ok(None);
+            }
+            b'(' => {
+                if st.word_start && self.at(i + 1) == Some(b'(') {
+                    // `((` starts an arithmetic command when it closes with `))`.
+                    let outer = self.arith_paren_end(i);
+                    let inner = self.arith_paren_end(i + 1);
+                    if let (Ok(o), Ok(n)) = (outer, inner) {
+                        if n + 1 == o {
+                            st.i = o + 1;
+                            st.word_start = false;
+                            return Ok(None);
+                        }
+                    }
+                }
+                st.parens += 1;
+            }
+            b')' => {
+                if st.parens > 0 {
+                    st.parens -= 1;
+                } else if term == Term::Paren && st.cases == 0 {
+                    return Ok(Some(i));
+                }
+            }
+            b'c' if st.word_start && self.starts(i, "case") && ends_word(self.at(i + 4)) => {
+                st.cases += 1;
+                i += 3;
+                next_word_start = false;
+            }
+            b'e' if st.word_start && self.starts(i, "esac") && ends_word(self.at(i + 4)) => {
+                st.cases = st.cases.saturating_sub(1);
+                i += 3;
+                next_word_start = false;
+            }
+            b'<' | b'>' => {
+                i = self.redirect(i)?;
+                next_word_start = true;
+            }
+            b'&' if self.at(i + 1) == Some(b'>') => {
+                i = self.redirect(i)?;
+                next_word_start = true;
+            }
+            _ => {}
+        }
+        st.word_start = next_word_start;
+        st.i = i + 1;
+        Ok(None)
+    }
+
+    #[inline(never)]
+    fn normal_end(&mut self, start: usize, term: Term) -> Result<usize, ParseError> {
+        match term {
+            Term::End => {
+                self.depth -= 1;
+                Ok(self.end)
+            }
+            Term::Paren => Err(err(
+                ParseErrorKind::Missing,
+                start.saturating_sub(2),
+                self.end,
+                "an unterminated $(...) or (...)",
+            )),
+            Term::Backtick { .. } => Err(err(
+                ParseErrorKind::Missing,
+                start.saturating_sub(1),
+                self.end,
+                "an unterminated backtick substitution",
+            )),
+        }
+    }
+
+    /// Skips `[[ ... ]]` starting at `i`; returns the offset of the last `]`.
+    fn skip_double_bracket(&mut self, start: usize) -> Result<usize, ParseError> {
+        let mut i = start + 2;
+        let mut prev_blank = true;
+        while let Some(b) = self.at(i) {
+            match b {
+                b']' if prev_blank && self.at(i + 1) == Some(b']') && ends_word(self.at(i + 2)) => {
+                    return Ok(i + 1);
+                }
+                b'\\' => {
+                    if self.at(i + 1) == Some(b'\n') {
+                        guards::check_line_continuation(self.s, i, 0)?;
+                    }
+                    i += 1;
+                }
+                b'\'' => i = self.single_quote_end(i)?,
+                b'"' => i = self.scan_dq(i + 1)?,
+                b'$' => i = self.scan_dollar(i, false)?,
+                b'`' => i = self.backtick_end(i, false)?,
+                _ => {}
+            }
+            prev_blank = matches!(b, b' ' | b'\t' | b'\n' | b'(' | b'!');
+            i += 1;
+        }
+        Err(err(
+            ParseErrorKind::Missing,
+            start,
+            self.end,
+            "an unterminated [[ ... ]]",
+        ))
+    }
+
+    /// Records the redirection whose operator starts at `i`; returns its last byte.
+    fn redirect(&mut self, i: usize) -> Result<usize, ParseError> {
+        let (op, len, heredoc_strip) = if self.starts(i, "<<<") {
+            (RedirectOp::HereString, 3, None)
+        } else if self.starts(i, "<<-") {
+            (RedirectOp::HereDoc, 3, Some(true))
+        } else if self.starts(i, "<<") {
+            (RedirectOp::HereDoc, 2, Some(false))
+        } else if self.starts(i, "<&") {
+            (RedirectOp::DupIn, 2, None)
+        } else if self.starts(i, "<>") {
+            (RedirectOp::ReadWrite, 2, None)
+        } else if self.starts(i, "<") {
+            (RedirectOp::Read, 1, None)
+        } else if self.starts(i, ">>") {
+            (RedirectOp::Append, 2, None)
+        } else if self.starts(i, ">|") {
+            (RedirectOp::Clobber, 2, None)
+        } else if self.starts(i, ">&") {
+            (RedirectOp::DupOut, 2, None)
+        } else if self.starts(i, ">") {
+            (RedirectOp::Write, 1, None)
+        } else if self.starts(i, "&>>") {
+            (RedirectOp::AppendAll, 3, None)
+        } else {
+            (RedirectOp::WriteAll, 2, None)
+        };
+        // An fd number: digits that form the start of a word right before the operator.
+        let mut k = i;
+        while k > 0 && self.s.get(k - 1).is_some_and(u8::is_ascii_digit) {
+            k -= 1;
+        }
+        let mut fd = None;
+        if k < i && (k == 0 || self.s.get(k - 1).is_some_and(|&b| guards::is_meta(b))) {
+            let digits = std::str::from_utf8(self.s.get(k..i).unwrap_or_default()).unwrap_or("");
+            let n: u32 = digits.parse().map_err(|_| {
+                err(
+                    ParseErrorKind::Unsupported,
+                    k,
+                    i,
+                    "a file descriptor number that is too large",
+                )
+            })?;
+            fd = Some((n, k));
+        }
+        if i > 0 && self.s.get(i - 1) == Some(&b'}') && op != RedirectOp::HereString {
+            // `{var}>file` allocates a descriptor into a variable; refuse it rather than
+            // guess whether the braces were a word.
+            let line_start = self
+                .s
+                .get(..i)
+                .and_then(|p| p.iter().rposition(|&b| guards::is_meta(b)));
+            let ws = line_start.map_or(0, |p| p + 1);
+            if self.s.get(ws) == Some(&b'{') {
+                return Err(err(
+                    ParseErrorKind::Unsupported,
+                    ws,
+                    i + len,
+                    "a {name} file descriptor redirection is not supported",
+                ));
+            }
+        }
+        let mut heredoc = None;
+        if let Some(strip_tabs) = heredoc_strip {
+            let (delimiter, quoted) = self.heredoc_delimiter(i + len)?;
+            heredoc = Some(HereDocSite {
+                strip_tabs,
+                quoted,
+                delimiter,
+                body: Span::default(),
+                found: false,
+            });
+            self.pending.push(self.sites.len());
+        }
+        self.sites.push(Site {
+            pos: i,
+            len,
+            fd,
+            op,
+            heredoc,
+        });
+        Ok(i + len - 1)
+    }
+
+    /// Reads the delimiter word after `<<` starting at `start` (blanks skipped).
+    fn heredoc_delimiter(&self, start: usize) -> Result<(String, bool), ParseError> {
+        let mut i = start;
+        while self.at(i).is_some_and(is_blank) {
+            i += 1;
+        }
+        let word_start = i;
+        let mut out = Vec::new();
+        let mut quoted = false;
+        while let Some(b) = self.at(i) {
+            if guards::is_meta(b) {
+                break;
+            }
+            match b {
+                b'\\' => {
+                    quoted = true;
+                    if let Some(n) = self.at(i + 1) {
+                        out.push(n);
+                        i += 1;
+                    }
+                }
+                b'\'' => {
+                    quoted = true;
+                    let e = self.single_quote_end(i)?;
+                    out.extend_from_slice(self.s.get(i + 1..e).unwrap_or_default());
+                    i = e;
+                }
+                b'"' => {
+                    quoted = true;
+                    let mut j = i + 1;
+                    loop {
+                        match self.at(j) {
+                            None => {
+                                return Err(err(
+                                    ParseErrorKind::Missing,
+                                    i,
+                                    self.end,
+                                    "an unterminated quote in a here-document delimiter",
+                                ))
+                            }
+                            Some(b'"') => break,
+                            Some(b'\\')
+                                if matches!(self.at(j + 1), Some(b'"' | b'\\' | b'$' | b'`')) =>
+                            {
+                                j += 1;
+                                out.push(self.at(j).unwrap_or(b'\\'));
+                            }
+                            Some(c) => out.push(c),
+                        }
+                        j += 1;
+                    }
+                    i = j;
+                }
+                b'$' | b'`' => {
+                    return Err(err(
+                        ParseErrorKind::Unsupported,
+                        word_start,
+                        i + 1,
+                        "a here-document delimiter with `$` or a backtick is not supported",
+                    ))
+                }
+                c => out.push(c),
+            }
+            i += 1;
+        }
+        if i == word_start {
+            return Err(err(
+                ParseErrorKind::Syntax,
+                start.saturating_sub(2),
+                start,
+                "a here-document operator without a delimiter",
+            ));
+        }
+        let delimiter = String::from_utf8(out).map_err(|_| {
+            err(
+                ParseErrorKind::Syntax,
+                word_start,
+                i,
+                "a here-document delimiter that is not UTF-8",
+            )
+        })?;
+        Ok((delimiter, quoted))
+    }
+
+    /// Reads the bodies of pending here-documents starting at `start` (just after a
+    /// newline); returns the offset after the last delimiter line.
+    fn read_heredocs(&mut self, start: usize) -> Result<usize, ParseError> {
+        let pending = std::mem::take(&mut self.pending);
+        let mut pos = start;
+        for idx in pending {
+            let Some(hd) = self.sites.get(idx).and_then(|s| s.heredoc.clone()) else {
+                continue;
+            };
+            let op_pos = self.sites.get(idx).map_or(start, |s| s.pos);
+            let body_start = pos;
+            let mut line_start = pos;
+            let body_end;
+            let next;
+            loop {
+                if line_start >= self.end {
+                    return Err(err(
+                        ParseErrorKind::Missing,
+                        op_pos,
+                        self.end,
+                        format!(
+                            "the here-document ending with `{}` is not terminated",
+                            hd.delimiter
+                        ),
+                    ));
+                }
+                let line_end = (line_start..self.end)
+                    .find(|&j| self.s.get(j) == Some(&b'\n'))
+                    .unwrap_or(self.end);
+                let line = self.s.get(line_start..line_end).unwrap_or_default();
+                let cmp = if hd.strip_tabs {
+                    let t = line.iter().take_while(|&&b| b == b'\t').count();
+                    line.get(t..).unwrap_or_default()
+                } else {
+                    line
+                };
+                if cmp == hd.delimiter.as_bytes() {
+                    body_end = line_start;
+                    next = (line_end + 1).min(self.end);
+                    break;
+                }
+                if !hd.quoted {
+                    let trailing = line.iter().rev().take_while(|&&b| b == b'\\').count();
+                    if trailing % 2 == 1 && line_end < self.end {
+                        return Err(err(
+                            ParseErrorKind::SplitWord,
+                            line_end - 1,
+                            line_end + 1,
+                            "a backslash-newline inside an unquoted here-document body (bash \
+                             joins the lines, which can hide the delimiter)",
+                        ));
+                    }
+                }
+                line_start = line_end + 1;
+            }
+            if let Some(Some(h)) = self.sites.get_mut(idx).map(|s| s.heredoc.as_mut()) {
+                h.body = Span::new(body_start, body_end);
+                h.found = true;
+            }
+            self.blanks.push((body_start, next));
+            pos = next;
+        }
+        Ok(pos)
+    }
+
+    /// Whether every here-document got its body.
+    pub(crate) fn all_bodies_found(&self) -> Option<usize> {
+        self.sites
+            .iter()
+            .find(|s| s.heredoc.as_ref().is_some_and(|h| !h.found))
+            .map(|s| s.pos)
+    }
+}
+
+/// The working copy of `src[start..end]`: redirection operators rewritten to `<` and
+/// here-document bodies blanked, lengths unchanged.
+pub(crate) fn working_copy(src: &str, start: usize, end: usize, sc: &Scanner<'_>) -> Vec<u8> {
+    let mut w: Vec<u8> = src.as_bytes().get(start..end).unwrap_or_default().to_vec();
+    for site in &sc.sites {
+        for k in 0..site.len {
+            if let Some(b) = site.pos.checked_sub(start).and_then(|p| w.get_mut(p + k)) {
+                *b = if k == 0 { b'<' } else { b' ' };
+            }
+        }
+    }
+    for &(a, b) in &sc.blanks {
+        for p in a..b {
+            if let Some(byte) = p.checked_sub(start).and_then(|p| w.get_mut(p)) {
+                if *byte != b'\n' {
+                    *byte = b' ';
+                }
+            }
+        }
+    }
+    w
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scan(src: &str) -> Result<(Vec<Site>, String), ParseError> {
+        let mut sc = Scanner::new(src, src.len(), 128);
+        sc.scan_script(0)?;
+        let w = working_copy(src, 0, src.len(), &sc);
+        Ok((sc.sites, String::from_utf8(w).unwrap()))
+    }
+
+    #[test]
+    fn rewrites_redirections_keeping_offsets() {
+        let (sites, w) = scan("cat 3<>z >&- 2>&1 &>>y <<<s").unwrap();
+        assert_eq!(w, "cat 3< z < - 2< 1 <  y <  s");
+        let ops: Vec<_> = sites.iter().map(|s| (s.op, s.fd.map(|f| f.0))).collect();
+        assert_eq!(
+            ops,
+            vec![
+                (RedirectOp::ReadWrite, Some(3)),
+                (RedirectOp::DupOut, None),
+                (RedirectOp::DupOut, Some(2)),
+                (RedirectOp::AppendAll, None),
+                (RedirectOp::HereString, None)
+            ]
+        );
+    }
+
+    #[test]
+    fn heredocs_on_one_line() {
+        let src = "cat <<A <<'B' >out\na $(x)\nA\nb\nB\necho";
+        let (sites, w) = scan(src).unwrap();
+        assert_eq!(w, "cat < A < 'B' <out\n      \n \n \n \necho");
+        let a = sites[0].heredoc.as_ref().unwrap();
+        assert_eq!(&src[a.body.range()], "a $(x)\n");
+        assert!(!a.quoted);
+        let b = sites[1].heredoc.as_ref().unwrap();
+        assert_eq!(&src[b.body.range()], "b\n");
+        assert!(b.quoted);
+    }
+
+    #[test]
+    fn no_redirection_in_arithmetic_tests_or_quotes() {
+        let (sites, _) =
+            scan("echo $((1<<2)) '>' \">\" \\> ; ((x<<=1)); [[ a < b ]]; cat <(ls)").unwrap();
+        assert!(sites.is_empty(), "{sites:?}");
+    }
+
+    #[test]
+    fn substitution_ends() {
+        let src = "$(echo ')' \"$(a)\" ${x:-)} case x in a) b;; esac)z";
+        let mut sc = Scanner::new(src, src.len(), 128);
+        assert_eq!(sc.paren_end(1).unwrap(), src.len() - 2);
+    }
+
+    #[test]
+    fn nested_backtick_escape_is_refused() {
+        let e = scan("echo `echo \\`id\\``").unwrap_err();
+        assert_eq!(e.kind, ParseErrorKind::NestedBacktick);
+        assert!(scan("echo '\\`'").is_ok());
+    }
+
+    #[test]
+    fn unterminated_heredoc_is_missing() {
+        assert_eq!(
+            scan("cat <<EOF\nabc\n").unwrap_err().kind,
+            ParseErrorKind::Missing
+        );
+    }
+}

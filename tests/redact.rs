@@ -1,0 +1,457 @@
+//! Integration tests of the redaction pipeline: the rule pack's own examples, user
+//! configuration, a corpus of realistic command output, and properties.
+//!
+//! Every secret here is SYNTHETIC, generated from a fixed seed.
+
+use proptest::prelude::*;
+use shellgate::redact::{redact, RedactConfig, RedactError, Redactor, RuleSet};
+
+/// A tiny deterministic generator for synthetic secrets.
+struct Gen(u64);
+
+impl Gen {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+    fn string(&mut self, charset: &str, len: usize) -> String {
+        let set: &[u8] = match charset {
+            "A" => b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwyz0123456789",
+            "a" => b"abcdefghijklmnopqrstuvwyz0123456789",
+            "L" => b"ABCDEFGHIJKLMNOPQRSTUVWYZabcdefghijklmnopqrstuvwyz",
+            "h" => b"0123456789abcdef",
+            "U" => b"ABCDEFGHIJKLMNOPQRSTUVWYZ234567",
+            "b" => b"ABCDEFGHIJKLMNOPQRSTUVWYZabcdefghijklmnopqrstuvwyz0123456789+/",
+            "u" => b"ABCDEFGHIJKLMNOPQRSTUVWYZabcdefghijklmnopqrstuvwyz0123456789_-",
+            "d" => b"0123456789",
+            other => panic!("charset {other}"),
+        };
+        // Avoid runs that look like placeholders (`0000`, `0123`, `abcd...`, `xxxxxx`).
+        loop {
+            let s: String = (0..len)
+                .map(|_| set[(self.next() % set.len() as u64) as usize] as char)
+                .collect();
+            let lower = s.to_ascii_lowercase();
+            if ![
+                "0000", "0123", "abcdefgh", "example", "test", "secret", "token", "pass", "dummy",
+            ]
+            .iter()
+            .any(|w| lower.contains(w))
+            {
+                return s;
+            }
+        }
+    }
+}
+
+/// Expands `{{rule:PREFIX:charset:len}}` and `{{pem:rule:LABEL}}` slots: returns the input with
+/// generated secrets, the expected redacted output, and the planted secrets.
+fn expand(template: &str, seed: u64) -> (String, String, Vec<String>) {
+    let mut g = Gen(seed);
+    let (mut input, mut expected, mut secrets) = (String::new(), String::new(), Vec::new());
+    let mut rest = template;
+    while let Some(open) = rest.find("{{") {
+        // `${{ secrets.X }}` is text, not a slot.
+        if rest[open + 2..].starts_with(' ') {
+            input.push_str(&rest[..open + 2]);
+            expected.push_str(&rest[..open + 2]);
+            rest = &rest[open + 2..];
+            continue;
+        }
+        input.push_str(&rest[..open]);
+        expected.push_str(&rest[..open]);
+        let close = rest[open..].find("}}").expect("slot closes") + open;
+        let parts: Vec<&str> = rest[open + 2..close].split(':').collect();
+        if parts[0] == "pem" {
+            let (rule, label) = (parts[1], parts[2]);
+            let body: Vec<String> = (0..6).map(|_| g.string("b", 64)).collect();
+            input.push_str(&format!(
+                "-----BEGIN {label}-----\n{}\n-----END {label}-----",
+                body.join("\n")
+            ));
+            expected.push_str(&format!(
+                "-----BEGIN {label}-----\n[REDACTED:{rule}]\n-----END {label}-----"
+            ));
+            secrets.extend(body);
+        } else {
+            let (rule, prefix, cs, len) = (parts[0], parts[1], parts[2], parts[3]);
+            let secret = format!("{prefix}{}", g.string(cs, len.parse().expect("len")));
+            input.push_str(&secret);
+            expected.push_str(&format!("[REDACTED:{rule}]"));
+            secrets.push(secret);
+        }
+        rest = &rest[close + 2..];
+    }
+    input.push_str(rest);
+    expected.push_str(rest);
+    (input, expected, secrets)
+}
+
+const CORPUS: &str = include_str!("data/corpus.tmpl");
+
+#[test]
+fn builtin_pack_compiles_and_has_60_rules() {
+    let set = RuleSet::builtin();
+    assert!(set.len() >= 60, "only {} rules", set.len());
+}
+
+#[test]
+fn every_rule_example_and_negative() {
+    let failures = RuleSet::builtin().check_examples();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn corpus_secrets_go_and_nothing_else_changes() {
+    for seed in [1, 2, 3, 42, 2026] {
+        let (input, expected, secrets) = expand(CORPUS, seed);
+        let out = redact(input.as_bytes());
+        let out = String::from_utf8(out).expect("utf-8 in, utf-8 out");
+        if out != expected {
+            for (i, (a, b)) in out.lines().zip(expected.lines()).enumerate() {
+                assert_eq!(a, b, "seed {seed}, line {}", i + 1);
+            }
+            assert_eq!(out, expected, "seed {seed}");
+        }
+        for s in &secrets {
+            assert!(
+                !out.contains(s.as_str()),
+                "seed {seed}: secret survived: {s}"
+            );
+        }
+        // Chunked the same, at several chunk sizes.
+        for size in [1, 7, 64, 4096] {
+            let mut r = Redactor::new(RuleSet::builtin());
+            let mut o = Vec::new();
+            for c in input.as_bytes().chunks(size) {
+                r.feed(c, &mut o);
+            }
+            r.finish(&mut o);
+            assert_eq!(
+                String::from_utf8_lossy(&o),
+                expected,
+                "seed {seed}, chunks of {size}"
+            );
+        }
+    }
+}
+
+#[test]
+fn look_alikes_stay() {
+    let text = "\
+commit 9fceb02d0ae598e95dc970b74767f19372d61af8
+sha256:4c8f2a1d9e7b6c5a4f3e2d1c0b9a8f7e6d5c4b3a2f1e0d9c8b7a6f5e4d3c2b1a
+sha512-v2kDEe57lecTulaDIuNTPy3Ry4gLGJ6Z1O3vE1krgXZNrsQ+LFTGHVxVjcXPs17LhbZVGedAJv8XZ1tvj5FvSg==
+image: nginx@sha256:0d17b565c37bcbd895e9d92315a05c1c3c9a29f762b011a10c54a66cd53c9b31
+uuid 123e4567-e89b-42d3-a456-556642440000
+arn:aws:iam::123456789012:role/AKIA-lookalike-role
+arn:aws:s3:::my-bucket/prefix
+AKIAIOSFODNN7EXAMPLE
+ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+token: ${{ secrets.TOKEN }}
+export API_KEY=$API_KEY
+api_key: <your-token>
+data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==
+-----BEGIN PUBLIC KEY-----
+MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAu1SU1LfVLPHCozMxH2Mo
+-----END PUBLIC KEY-----
+ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQC7 dev@host
+";
+    assert_eq!(String::from_utf8_lossy(&redact(text.as_bytes())), text);
+}
+
+#[test]
+fn context_around_the_secret_stays() {
+    let out = redact(b"aws_secret_access_key = q7Rk2VbN9wLmZ4xT8yH3pJc6DfGs1UaWe0iOnB5t\n");
+    assert_eq!(
+        out,
+        b"aws_secret_access_key = [REDACTED:aws-secret-access-key]\n"
+    );
+}
+
+#[test]
+fn invalid_utf8_passes_through() {
+    let input = b"\xff\xfe caf\xe9 \xc3\x28 ok\npassword=\xffq7Rk2VbN9wLm\n";
+    let out = redact(input);
+    assert!(out.starts_with(b"\xff\xfe caf\xe9 \xc3\x28 ok\n"));
+    assert!(!out.windows(12).any(|w| w == b"q7Rk2VbN9wLm"));
+}
+
+#[test]
+fn unclosed_key_block_is_redacted_at_eof_and_at_a_non_key_line() {
+    let eof = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\nVTLw7onLRnrq0";
+    assert_eq!(
+        String::from_utf8_lossy(&redact(eof.as_bytes())),
+        "-----BEGIN RSA PRIVATE KEY-----\n[REDACTED:private-key]"
+    );
+    let cut = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n$ echo done\n";
+    assert_eq!(
+        String::from_utf8_lossy(&redact(cut.as_bytes())),
+        "-----BEGIN RSA PRIVATE KEY-----\n[REDACTED:private-key]\n$ echo done\n"
+    );
+}
+
+#[test]
+fn key_block_past_the_bound_is_still_redacted_chunked_or_not() {
+    let mut text = String::from("-----BEGIN PRIVATE KEY-----\n");
+    let mut g = Gen(9);
+    for _ in 0..(shellgate::redact::MAX_BLOCK_LINES + 50) {
+        text.push_str(&g.string("b", 64));
+        text.push('\n');
+    }
+    text.push_str("-----END PRIVATE KEY-----\ntail\n");
+    let whole = redact(text.as_bytes());
+    assert_eq!(
+        String::from_utf8_lossy(&whole),
+        "-----BEGIN PRIVATE KEY-----\n[REDACTED:private-key]\n-----END PRIVATE KEY-----\ntail\n"
+    );
+    let mut r = Redactor::new(RuleSet::builtin());
+    let mut o = Vec::new();
+    for c in text.as_bytes().chunks(1000) {
+        r.feed(c, &mut o);
+    }
+    r.finish(&mut o);
+    assert_eq!(o, whole);
+}
+
+#[test]
+fn long_lines_are_cut_the_same_way_chunked_or_not() {
+    let mut text = Vec::new();
+    let mut g = Gen(5);
+    for i in 0..40_000 {
+        text.extend_from_slice(format!("k{i}=v ").as_bytes());
+        if i % 9000 == 0 {
+            text.extend_from_slice(format!("ghp_{} ", g.string("A", 36)).as_bytes());
+        }
+    }
+    let whole = redact(&text);
+    assert_eq!(whole.windows(4).filter(|w| w == b"ghp_").count(), 0);
+    for size in [1, 999, 70_000] {
+        let mut r = Redactor::new(RuleSet::builtin());
+        let mut o = Vec::new();
+        for c in text.chunks(size) {
+            r.feed(c, &mut o);
+        }
+        r.finish(&mut o);
+        assert!(o == whole, "chunks of {size}");
+    }
+}
+
+#[test]
+fn user_rules_extend_disable_and_allow() {
+    let config = RedactConfig::from_policy_str(
+        r#"
+[policy]
+default = "deny"
+
+[redact]
+disable = ["jwt"]
+allow = ["^ghp_Fixture"]
+
+[[redact.rule]]
+id = "acme-token"
+keywords = ["acme_"]
+regex = '''\b(acme_[a-z0-9]{32})\b'''
+examples = ["ACME=acme_q7rk2vbn9wlmz4xt8yh3pjc6dfgs1uaw"]
+"#,
+    )
+    .expect("config parses");
+    let set = RuleSet::with_config(&config).expect("compiles");
+    assert!(set.check_examples().is_empty());
+    let (out, stats) = set.redact(
+        b"acme_q7rk2vbn9wlmz4xt8yh3pjc6dfgs1uaw eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U ghp_FixtureAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\n",
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out),
+        "[REDACTED:acme-token] eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U ghp_FixtureAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\n"
+    );
+    assert_eq!(stats.get("acme-token"), 1);
+    assert!(!set.ids().any(|id| id == "jwt"));
+}
+
+#[test]
+fn a_user_rule_with_a_builtin_id_replaces_it() {
+    let config = RedactConfig::from_toml_str(
+        r#"
+[[rule]]
+id = "github-pat"
+keywords = ["ghp_"]
+regex = '''(ghp_[A-Za-z0-9]{10,})'''
+"#,
+    )
+    .expect("parses");
+    let set = RuleSet::with_config(&config).expect("compiles");
+    assert_eq!(set.len(), RuleSet::builtin().len());
+    let (out, _) = set.redact(b"ghp_q7Rk2VbN9wLm\n");
+    assert_eq!(out, b"[REDACTED:github-pat]\n");
+}
+
+#[test]
+fn standalone_rules_file_without_builtins() {
+    let dir = std::env::temp_dir().join(format!("shellgate-rules-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("tmp dir");
+    let path = dir.join("rules.toml");
+    std::fs::write(
+        &path,
+        "builtin = false\n[[rule]]\nid = \"only\"\nkeywords = [\"only_\"]\nregex = '''(only_\\w+)'''\n",
+    )
+    .expect("write");
+    let config = RedactConfig::load(&path).expect("loads");
+    let set = RuleSet::with_config(&config).expect("compiles");
+    assert_eq!(set.len(), 1);
+    let (out, _) = set.redact(b"only_abc ghp_q7Rk2VbN9wLmZ4xT8yH3pJc6DfGs1UaWe0iO\n");
+    assert_eq!(
+        out,
+        b"[REDACTED:only] ghp_q7Rk2VbN9wLmZ4xT8yH3pJc6DfGs1UaWe0iO\n"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn config_error(toml: &str) -> String {
+    match RedactConfig::from_toml_str(toml) {
+        Err(e) => e.to_string(),
+        Ok(c) => match RuleSet::with_config(&c) {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("accepted: {toml}"),
+        },
+    }
+}
+
+#[test]
+fn invalid_user_rules_name_the_rule_and_the_problem() {
+    let e = config_error("[[rule]]\nid = \"bad-re\"\nkeywords = [\"abc\"]\nregex = '''(abc'''\n");
+    assert!(e.contains("bad-re") && e.contains("invalid regex"), "{e}");
+    let e = config_error("[[rule]]\nid = \"no-group\"\nkeywords = [\"abc\"]\nregex = '''abc'''\n");
+    assert!(e.contains("no-group") && e.contains("capture group"), "{e}");
+    let e = config_error(
+        "[[rule]]\nid = \"twice\"\nkeywords = [\"abc\"]\nregex = '''(abc)'''\n[[rule]]\nid = \"twice\"\nkeywords = [\"abc\"]\nregex = '''(abc)'''\n",
+    );
+    assert!(e.contains("twice") && e.contains("more than once"), "{e}");
+    let e = config_error(
+        "[[rule]]\nid = \"typo\"\nkeywords = [\"abc\"]\nregex = '''(abc)'''\nentropyy = 3.0\n",
+    );
+    assert!(e.contains("typo") && e.contains("entropyy"), "{e}");
+    let e = config_error("[[rule]]\nid = \"short\"\nkeywords = [\"ab\"]\nregex = '''(ab)'''\n");
+    assert!(e.contains("short") && e.contains("3 bytes"), "{e}");
+    let e =
+        config_error("[[rule]]\nid = \"Not_Kebab\"\nkeywords = [\"abc\"]\nregex = '''(abc)'''\n");
+    assert!(e.contains("Not_Kebab") && e.contains("kebab"), "{e}");
+    let e = config_error("disable = [\"no-such-rule\"]\n");
+    assert!(e.contains("no-such-rule"), "{e}");
+    let e = config_error("unknown = 1\n");
+    assert!(e.contains("unknown"), "{e}");
+    assert!(matches!(
+        RuleSet::with_config(&RedactConfig {
+            disable: vec!["nope".into()],
+            ..RedactConfig::default()
+        }),
+        Err(RedactError::UnknownRule { .. })
+    ));
+}
+
+#[test]
+fn stats_count_per_rule() {
+    let (_, stats) = RuleSet::builtin().redact(
+        b"a ghp_q7Rk2VbN9wLmZ4xT8yH3pJc6DfGs1UaWe0iO b ghp_Rk2VbN9wLmZ4xT8yH3pJc6DfGs1UaWe0iOqZ\n",
+    );
+    assert_eq!(stats.get("github-pat"), 2);
+    assert_eq!(stats.total(), 2);
+}
+
+// ---- properties ----
+
+fn secret_line() -> impl Strategy<Value = String> {
+    let tok = "[A-Za-z0-9]{40}";
+    prop_oneof![
+        tok.prop_map(|s| format!("GITHUB_TOKEN=ghp_{}", &s[..36])),
+        tok.prop_map(|s| format!("aws_secret_access_key = {s}")),
+        tok.prop_map(|s| format!(
+            "AKIA{}",
+            s[..16]
+                .to_ascii_uppercase()
+                .replace(['0', '1', '8', '9'], "Q")
+        )),
+        tok.prop_map(|s| format!("  \"password\": \"{}\",", &s[..14])),
+        tok.prop_map(|s| format!("export API_KEY={s}")),
+        tok.prop_map(|s| format!("Authorization: Bearer {s}")),
+        tok.prop_map(|s| format!("postgres://u:{}@db/x", &s[..20])),
+        tok.prop_map(|s| format!("xoxb-{}", &s[..30])),
+        tok.prop_map(|s| format!(
+            "-----BEGIN RSA PRIVATE KEY-----\n{s}{s}\n{s}\n-----END RSA PRIVATE KEY-----"
+        )),
+    ]
+}
+
+fn fragment() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        secret_line().prop_map(String::into_bytes),
+        "[ -~]{0,40}".prop_map(String::into_bytes),
+        proptest::collection::vec(any::<u8>(), 0..12),
+        Just(b"\n".to_vec()),
+        Just(b"[REDACTED:github-pat]".to_vec()),
+        Just(b"-----BEGIN PRIVATE KEY-----\n".to_vec()),
+        Just(b"-----END PRIVATE KEY-----\n".to_vec()),
+        Just(b"data:\n  key: dmFsdWU=\n".to_vec()),
+        Just(b"password=".to_vec()),
+        Just(b"ghp_".to_vec()),
+    ]
+}
+
+fn input() -> impl Strategy<Value = Vec<u8>> {
+    proptest::collection::vec(fragment(), 0..24).prop_map(|v| v.concat())
+}
+
+fn chunked(input: &[u8], cuts: &[usize]) -> Vec<u8> {
+    let mut r = Redactor::new(RuleSet::builtin());
+    let mut out = Vec::new();
+    let mut at = 0;
+    for &c in cuts {
+        let end = (at + c).min(input.len());
+        r.feed(&input[at..end], &mut out);
+        at = end;
+    }
+    r.feed(&input[at..], &mut out);
+    r.finish(&mut out);
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn idempotent(input in input()) {
+        let once = redact(&input);
+        let twice = redact(&once);
+        prop_assert_eq!(String::from_utf8_lossy(&twice), String::from_utf8_lossy(&once));
+    }
+
+    #[test]
+    fn chunked_equals_whole(input in input(), cuts in proptest::collection::vec(0usize..64, 0..40)) {
+        let whole = redact(&input);
+        let parts = chunked(&input, &cuts);
+        prop_assert_eq!(String::from_utf8_lossy(&parts), String::from_utf8_lossy(&whole));
+    }
+
+    #[test]
+    fn planted_secrets_never_survive(
+        noise in proptest::collection::vec("[ -~]{0,30}", 0..6),
+        tokens in proptest::collection::vec("[A-Za-z0-9]{36}", 1..4),
+        cuts in proptest::collection::vec(1usize..50, 0..30),
+    ) {
+        let mut text = String::new();
+        for (i, t) in tokens.iter().enumerate() {
+            if let Some(n) = noise.get(i) {
+                text.push_str(n);
+                text.push('\n');
+            }
+            text.push_str(&format!("GITHUB_TOKEN=ghp_{t}\nsk_live_{t}\n"));
+        }
+        let out = chunked(text.as_bytes(), &cuts);
+        for t in &tokens {
+            prop_assert!(!out.windows(t.len()).any(|w| w == t.as_bytes()), "survived: {}", t);
+        }
+    }
+}
