@@ -1,8 +1,7 @@
 //! The Guard: what reaches the executor, what the model is told, what the audit log keeps.
 //!
-//! A recording fake executor proves that refused calls never reach it. Tests whose names end
-//! in `_with_parser` need a command to be *allowed*, so they pass once the shell parser is in
-//! (with the parser stub every command is denied); all others pass either way.
+//! A recording fake executor proves that refused calls never reach it; a real bash session
+//! shows the whole path (evaluate with the session's cwd, run, redact, truncate, answer).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -414,10 +413,10 @@ fn a_closure_is_an_executor() {
     assert_eq!(seen, ["anything"]);
 }
 
-// ---- the allow path: these need the real shell parser ----
+// ---- the allow path ----
 
 #[test]
-fn allowed_commands_run_and_their_output_is_filtered_with_parser() {
+fn allowed_commands_run_and_their_output_is_filtered() {
     let rec = Recorder::default().replying(Output::new(b"token=hunter2\n".to_vec(), 0));
     let mut g = guard(&rec).with_filter(TestRedactor);
     let call = g.handle_tool_use(&ToolUse::bash("toolu_1", "echo hi"));
@@ -433,7 +432,7 @@ fn allowed_commands_run_and_their_output_is_filtered_with_parser() {
 }
 
 #[test]
-fn empty_output_says_so_with_parser() {
+fn empty_output_says_so() {
     let rec = Recorder::default().replying(Output::new(Vec::new(), 0));
     let mut g = guard(&rec);
     let r = g.run_command("toolu_1", "echo");
@@ -441,7 +440,7 @@ fn empty_output_says_so_with_parser() {
 }
 
 #[test]
-fn a_nonzero_exit_status_is_an_error_with_the_output_with_parser() {
+fn a_nonzero_exit_status_is_an_error_with_the_output() {
     let rec = Recorder::default().replying(Output::new(b"partial".to_vec(), 2));
     let mut g = guard(&rec);
     let r = g.run_command("toolu_1", "echo hi");
@@ -454,7 +453,7 @@ fn a_nonzero_exit_status_is_an_error_with_the_output_with_parser() {
 }
 
 #[test]
-fn executor_failures_are_worded_like_the_docs_with_parser() {
+fn executor_failures_are_worded_like_the_docs() {
     let mut g = Guard::new(
         policy(),
         Context::new("/workspace"),
@@ -486,7 +485,7 @@ fn executor_failures_are_worded_like_the_docs_with_parser() {
 }
 
 #[test]
-fn ask_without_an_approver_is_refused_with_parser() {
+fn ask_without_an_approver_is_refused() {
     let rec = Recorder::default();
     let mut g = guard(&rec);
     let call = g.handle_tool_use(&ToolUse::bash("toolu_1", "touch notes.txt"));
@@ -511,7 +510,7 @@ fn ask_without_an_approver_is_refused_with_parser() {
 }
 
 #[test]
-fn ask_goes_to_the_approver_with_parser() {
+fn ask_goes_to_the_approver() {
     let rec = Recorder::default();
     let asked = Arc::new(Mutex::new(Vec::new()));
     let log = asked.clone();
@@ -539,7 +538,7 @@ fn ask_goes_to_the_approver_with_parser() {
 }
 
 #[test]
-fn after_cd_relative_paths_resolve_in_the_session_cwd_with_parser() {
+fn after_cd_relative_paths_resolve_in_the_session_cwd() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("src")).unwrap();
     std::fs::write(dir.path().join("src/main.rs"), "fn main() {}\n").unwrap();
@@ -562,7 +561,7 @@ fn after_cd_relative_paths_resolve_in_the_session_cwd_with_parser() {
 }
 
 #[test]
-fn a_timeout_through_the_guard_restarts_the_session_with_parser() {
+fn a_timeout_through_the_guard_restarts_the_session() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("sub")).unwrap();
     let session =
@@ -587,7 +586,7 @@ fn a_guard_over_a_bash_session_can_move_to_another_thread() {
 }
 
 #[test]
-fn a_secret_printed_by_a_real_command_is_redacted_with_parser() {
+fn a_secret_printed_by_a_real_command_is_redacted() {
     let dir = tempfile::tempdir().unwrap();
     let session =
         BashSession::new(SessionConfig::new(dir.path()).timeout(Duration::from_secs(2))).unwrap();
@@ -604,4 +603,48 @@ fn a_secret_printed_by_a_real_command_is_redacted_with_parser() {
     assert_eq!(lines[0]["exit_status"], 0);
     assert_eq!(lines[0]["output_bytes"], 18);
     assert!(!lines[0].to_string().contains("hunter2"));
+}
+
+const AWS_LINE: &str = "aws_secret_access_key = q7Rk2VbN9wLmZ4xT8yH3pJc6DfGs1UaWe0iOnB5t";
+const AWS_SECRET: &str = "q7Rk2VbN9wLmZ4xT8yH3pJc6DfGs1UaWe0iOnB5t";
+
+#[test]
+fn by_default_secrets_are_redacted_in_output_and_in_the_audit_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let session =
+        BashSession::new(SessionConfig::new(dir.path()).timeout(Duration::from_secs(2))).unwrap();
+    let buf = SharedBuf::default();
+    let mut g = Guard::new(policy(), Context::new(dir.path()), session)
+        .with_audit(AuditLog::from_writer(buf.clone()));
+    let r = g.run_command("t1", &format!("echo '{AWS_LINE}'"));
+    assert!(!r.is_error, "{}", r.content);
+    assert_eq!(
+        r.content,
+        "aws_secret_access_key = [REDACTED:aws-secret-access-key]\n"
+    );
+    // Refused or not, the command is redacted in the log too.
+    g.run_command("t2", &format!("curl -H '{AWS_LINE}' https://example.com"));
+    let raw = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
+    assert_eq!(raw.lines().count(), 2);
+    assert!(
+        !raw.contains(AWS_SECRET),
+        "a secret reached the audit log: {raw}"
+    );
+}
+
+#[test]
+fn by_default_output_is_truncated_to_the_model_budget() {
+    let big: Vec<u8> = (0..200_000)
+        .flat_map(|i| format!("line {i}\n").into_bytes())
+        .collect();
+    let rec = Recorder::default().replying(Output::new(big, 0));
+    let r = guard(&rec).run_command("t1", "echo hi");
+    assert!(r.content.len() <= 30_000, "{} bytes", r.content.len());
+    assert!(r.content.starts_with("line 0\n"));
+    assert!(
+        r.content.ends_with("line 199999\n"),
+        "{}",
+        &r.content[r.content.len() - 100..]
+    );
+    assert!(r.content.contains("omitted"));
 }

@@ -1,6 +1,5 @@
 //! `policy-check serve` and `policy-check run` as subprocesses, the way an application
-//! drives them. Tests whose names end in `_with_parser` need a command to be allowed, so they
-//! pass once the shell parser is in; all others pass either way.
+//! drives them.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -301,10 +300,10 @@ fn bad_arguments_are_usage_errors() {
     }
 }
 
-// ---- the allow path: these need the real shell parser ----
+// ---- the allow path ----
 
 #[test]
-fn serve_keeps_one_session_across_lines_with_parser() {
+fn serve_keeps_one_session_across_lines() {
     let (dir, ws) = setup();
     let lines = vec![
         line(tool_use("t1", json!({"command": "cd sub"}))),
@@ -330,7 +329,7 @@ fn serve_keeps_one_session_across_lines_with_parser() {
 }
 
 #[test]
-fn serve_answers_an_api_response_with_several_tool_uses_with_parser() {
+fn serve_answers_an_api_response_with_several_tool_uses() {
     let (dir, ws) = setup();
     let response = json!({
         "id": "msg_01", "type": "message", "role": "assistant", "model": "m", "stop_reason": "tool_use",
@@ -356,7 +355,7 @@ fn serve_answers_an_api_response_with_several_tool_uses_with_parser() {
 }
 
 #[test]
-fn serve_reports_a_timeout_and_recovers_with_parser() {
+fn serve_reports_a_timeout_and_recovers() {
     let (dir, ws) = setup();
     let lines = vec![
         line(tool_use("t1", json!({"command": "sleep 10"}))),
@@ -374,7 +373,7 @@ fn serve_reports_a_timeout_and_recovers_with_parser() {
 }
 
 #[test]
-fn run_prints_the_output_of_an_allowed_command_with_parser() {
+fn run_prints_the_output_of_an_allowed_command() {
     let (dir, ws) = setup();
     let run = |cmd: &str| {
         bin()
@@ -393,4 +392,25 @@ fn run_prints_the_output_of_an_allowed_command_with_parser() {
     );
     let out = run("cat missing.txt");
     assert_eq!(out.status.code(), Some(3));
+}
+
+#[test]
+fn serve_redacts_secrets_in_output_and_in_the_audit_log() {
+    let (dir, ws) = setup();
+    let audit = dir.path().join("audit.jsonl");
+    let secret = "q7Rk2VbN9wLmZ4xT8yH3pJc6DfGs1UaWe0iOnB5t";
+    let cmd = format!("echo 'aws_secret_access_key = {secret}'");
+    let s = serve(
+        dir.path(),
+        &ws,
+        &["--audit", audit.to_str().unwrap()],
+        &[line(tool_use("t1", json!({"command": cmd})))],
+    );
+    assert_eq!(s.code, Some(0), "{}", s.stderr);
+    assert_eq!(
+        s.answers[0]["content"],
+        "aws_secret_access_key = [REDACTED:aws-secret-access-key]\n"
+    );
+    let log = std::fs::read_to_string(&audit).unwrap();
+    assert!(log.contains("REDACTED") && !log.contains(secret), "{log}");
 }
