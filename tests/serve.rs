@@ -414,3 +414,25 @@ fn serve_redacts_secrets_in_output_and_in_the_audit_log() {
     let log = std::fs::read_to_string(&audit).unwrap();
     assert!(log.contains("REDACTED") && !log.contains(secret), "{log}");
 }
+
+#[test]
+fn serve_applies_the_policys_redact_table() {
+    let (dir, ws) = setup();
+    let extra = "\n[redact]\n\n[[redact.rule]]\nid = \"acme-token\"\nkeywords = [\"acme_\"]\nregex = '''\\b(acme_[a-z0-9]{32})\\b'''\n";
+    std::fs::write(dir.path().join("policy.toml"), format!("{POLICY}{extra}")).unwrap();
+    let cmd = "echo 'token acme_q7rk2vbn9wlmz4xt8yh3pjc6dfgs1uaw'";
+    let s = serve(
+        dir.path(),
+        &ws,
+        &[],
+        &[line(tool_use("t1", json!({"command": cmd})))],
+    );
+    assert_eq!(s.code, Some(0), "{}", s.stderr);
+    assert_eq!(s.answers[0]["content"], "token [REDACTED:acme-token]\n");
+
+    let bad = "\n[redact]\n\n[[redact.rule]]\nid = \"broken\"\nkeywords = [\"abc\"]\nregex = '''(unclosed'''\n";
+    std::fs::write(dir.path().join("policy.toml"), format!("{POLICY}{bad}")).unwrap();
+    let s = serve(dir.path(), &ws, &[], &[]);
+    assert_eq!(s.code, Some(2));
+    assert!(s.stderr.contains("[redact]"), "{}", s.stderr);
+}

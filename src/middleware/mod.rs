@@ -62,7 +62,7 @@ use serde_json::Value;
 
 use crate::evaluate::{Context, Decision};
 use crate::policy::{Policy, Verdict};
-use crate::redact::RuleSet;
+use crate::redact::{RedactConfig, RedactError, RuleSet};
 use crate::report;
 use crate::truncate::TruncateConfig;
 
@@ -274,6 +274,30 @@ impl RedactThenTruncate {
             rules: None,
             truncate,
         }
+    }
+
+    /// Redact with the rules a policy's `[redact]` table gives (the built-in pack when it has
+    /// none), then truncate to `truncate`. An invalid `[redact]` table is an error, never a
+    /// silent fallback.
+    pub fn for_policy(
+        policy: &Policy,
+        truncate: TruncateConfig,
+    ) -> Result<RedactThenTruncate, RedactError> {
+        let Some(table) = &policy.redact else {
+            return Ok(RedactThenTruncate::builtin(truncate));
+        };
+        let config: RedactConfig =
+            table
+                .clone()
+                .try_into()
+                .map_err(|e: toml::de::Error| RedactError::Toml {
+                    path: None,
+                    message: format!("[redact]: {}", e.message()),
+                })?;
+        Ok(RedactThenTruncate::new(
+            RuleSet::with_config(&config)?,
+            truncate,
+        ))
     }
 }
 

@@ -21,7 +21,10 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde_json::Value;
-use shellgate::middleware::{AuditLog, BashSession, Guard, Outcome, SessionConfig};
+use shellgate::middleware::{
+    AuditLog, BashSession, Guard, Outcome, RedactThenTruncate, SessionConfig,
+};
+use shellgate::truncate::TruncateConfig;
 use shellgate::{Context, Policy};
 
 fn guard(policy: &Policy, cwd: &Path, timeout: Duration) -> Result<Guard<BashSession>, String> {
@@ -35,9 +38,11 @@ fn guard(policy: &Policy, cwd: &Path, timeout: Duration) -> Result<Guard<BashSes
     if !cwd.is_dir() {
         return Err(format!("{}: not a directory", cwd.display()));
     }
+    let filter = RedactThenTruncate::for_policy(policy, TruncateConfig::default())
+        .map_err(|e| format!("the policy's [redact] table: {e}"))?;
     let session =
         BashSession::new(SessionConfig::new(&cwd).timeout(timeout)).map_err(|e| e.to_string())?;
-    Ok(Guard::new(policy.clone(), Context::new(&cwd), session))
+    Ok(Guard::new(policy.clone(), Context::new(&cwd), session).with_filter(filter))
 }
 
 /// `policy-check serve`: JSON lines in, one JSON line out per line in.
