@@ -418,3 +418,46 @@ fn a_symlinked_start_directory_keeps_its_logical_path() {
     let s = session(&dir.path().join("link"));
     assert_eq!(s.working_dir(), dir.path().join("link"));
 }
+
+#[test]
+fn session_state_cannot_subvert_the_wrapper() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s =
+        BashSession::new(SessionConfig::new(dir.path()).timeout(Duration::from_secs(1))).unwrap();
+    // Aliases for the wrapper's own words, shell options, traps: the sentinel still arrives
+    // and the status is the command's.
+    for setup in [
+        "shopt -s expand_aliases; alias builtin=echo eval=echo printf=echo read=echo unset=echo",
+        "set -u",
+        "set -o pipefail -o noclobber",
+        "IFS=x",
+        "readonly __shellgate_cmd=stale SG_CMD_=stale",
+        "exec 0<&-",
+    ] {
+        ok(&mut s, setup);
+        let out = ok(&mut s, "echo fine; false");
+        assert_eq!(
+            (text(&out).as_str(), out.status),
+            ("fine\n", Some(1)),
+            "after {setup:?}"
+        );
+    }
+    // Tracing adds its own lines but keeps the session in sync.
+    ok(&mut s, "set -x");
+    let out = ok(&mut s, "echo traced");
+    assert!(text(&out).contains("traced\n"), "{}", text(&out));
+    assert_eq!(out.status, Some(0));
+    ok(&mut s, "set +x; trap 'echo in-trap' DEBUG");
+    let out = ok(&mut s, "echo after-trap");
+    assert!(text(&out).contains("after-trap\n"), "{}", text(&out));
+    assert_eq!(out.status, Some(0));
+    // Sending stdout away loses the sentinel: the call times out and the session restarts.
+    assert!(matches!(
+        s.run("exec >/dev/null"),
+        Err(ExecError::Timeout {
+            restarted: true,
+            ..
+        })
+    ));
+    assert_eq!(text(&ok(&mut s, "echo restored")), "restored\n");
+}

@@ -219,12 +219,17 @@ impl BashSession {
         let token = token()?;
         let newline = if command.ends_with('\n') { "" } else { "\n" };
         // The command goes into a variable through a quoted here-document, whose body is
-        // never expanded and ends only at the random delimiter line; `|| :` because read
-        // returns 1 at the end of its input, which `set -e` in the session must not see.
+        // never expanded and ends only at the random delimiter line. The variable's name is
+        // random too, so no earlier command can have made it readonly (which would make
+        // `read` fail and `eval` run a stale value). `\builtin` because an alias (with
+        // `expand_aliases`) must not turn the wrapper into something else; `|| :` because
+        // read returns 1 at the end of its input, which `set -e` must not see.
         let script = format!(
-            "IFS= read -r -d '' __shellgate_cmd <<'SG_EOF_{token}' || :\n{command}{newline}SG_EOF_{token}\n\
-             eval \"$__shellgate_cmd\" < /dev/null\n\
-             builtin printf '\\n%s %d %s %s\\n' SG_END_{token} \"$?\" \"$PWD\" SG_END_{token}\n"
+            "IFS= \\builtin read -r -d '' SG_CMD_{token} <<'SG_EOF_{token}' || :\n\
+             {command}{newline}SG_EOF_{token}\n\
+             \\builtin eval \"$SG_CMD_{token}\" < /dev/null\n\
+             \\builtin printf '\\n%s %d %s %s\\n' SG_END_{token} \"$?\" \"$PWD\" SG_END_{token}\n\
+             \\builtin unset SG_CMD_{token}\n"
         );
         let deadline = Instant::now() + self.config.timeout;
         let mut scanner = Scanner::new(&format!("SG_END_{token}"), self.config.max_output);
@@ -347,7 +352,7 @@ impl Shell {
 
         let token = token()?;
         let script = format!(
-            "exec 2>&1\n{}builtin printf '\\n%s %d %s %s\\n' SG_END_{token} 0 \"$PWD\" SG_END_{token}\n",
+            "exec 2>&1\n{}\\builtin printf '\\n%s %d %s %s\\n' SG_END_{token} 0 \"$PWD\" SG_END_{token}\n",
             config.limits.script()
         );
         if let Err(e) = shell
