@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use shellgate::middleware::{
-    BashSession, ExecError, Executor, Output, ResourceLimits, SessionConfig,
+    BashSession, ExecError, Executor, Output, ResourceLimits, SessionConfig, StreamRedaction,
 };
 
 fn session(dir: &Path) -> BashSession {
@@ -460,4 +460,56 @@ fn session_state_cannot_subvert_the_wrapper() {
         })
     ));
     assert_eq!(text(&ok(&mut s, "echo restored")), "restored\n");
+}
+
+/// A fake PEM private key with `lines` body lines of base64.
+fn fake_key(lines: usize) -> (String, Vec<String>) {
+    const B64: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    let body: Vec<String> = (0..lines)
+        .map(|_| {
+            (0..64)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    B64[(x % 64) as usize] as char
+                })
+                .collect()
+        })
+        .collect();
+    let pem = format!(
+        "-----BEGIN RSA PRIVATE KEY-----\n{}\n-----END RSA PRIVATE KEY-----\n",
+        body.join("\n")
+    );
+    (pem, body)
+}
+
+#[test]
+fn a_secret_cut_by_the_output_cap_is_redacted_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let (pem, body) = fake_key(150); // ~10 KB, longer than the tail kept
+    std::fs::write(dir.path().join("key.pem"), pem).unwrap();
+    let cmd = "for i in $(seq 40); do echo filler line $i; done; cat key.pem; echo done";
+    let config = SessionConfig::new(dir.path())
+        .timeout(Duration::from_secs(2))
+        .max_output(3 * 1024);
+
+    // Without stream redaction, the kept tail holds key lines whose BEGIN line was discarded.
+    let mut raw = BashSession::new(config.clone().redaction(StreamRedaction::Off)).unwrap();
+    let out = ok(&mut raw, cmd);
+    assert!(
+        body.iter().any(|l| text(&out).contains(l.as_str())),
+        "the test does not cut the key"
+    );
+
+    // With it (the default), the whole block is gone before the cap cuts anything.
+    let mut s = BashSession::new(config).unwrap();
+    let out = ok(&mut s, cmd);
+    let t = text(&out);
+    assert!(t.contains("[REDACTED:"), "{t}");
+    assert!(t.ends_with("done\n"), "{t}");
+    for line in &body {
+        assert!(!t.contains(line.as_str()), "key material leaked: {line}");
+    }
 }

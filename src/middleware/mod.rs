@@ -67,7 +67,7 @@ use crate::report;
 use crate::truncate::TruncateConfig;
 
 pub use audit::{AuditError, AuditLog, AuditRecord};
-pub use session::{BashSession, ResourceLimits, SessionConfig};
+pub use session::{BashSession, ResourceLimits, SessionConfig, StreamRedaction};
 pub use types::{BashInput, InputError, ToolResult, ToolUse, UserMessage, BASH_TOOL_NAME};
 
 /// What an executor returns for a command that ran to completion.
@@ -265,6 +265,15 @@ impl RedactThenTruncate {
         RedactThenTruncate {
             rules: Some(Arc::new(rules)),
             truncate,
+        }
+    }
+
+    /// The same rules, for redacting a [`BashSession`]'s output as it streams
+    /// ([`SessionConfig::redaction`]).
+    pub fn stream_redaction(&self) -> StreamRedaction {
+        match &self.rules {
+            Some(rules) => StreamRedaction::Rules(rules.clone()),
+            None => StreamRedaction::Builtin,
         }
     }
 

@@ -17,7 +17,9 @@
 //!   everything it started, background jobs included) and starts a new session, reported as
 //!   an error. Output is read by a thread into a bounded channel; the caller waits on it with
 //!   a deadline (no busy loop).
-//! - **Output capped while it streams**: at most [`SessionConfig::max_output`] bytes are kept
+//! - **Output redacted and capped while it streams**: redacted first ([`StreamRedaction`]:
+//!   the built-in credential rules by default), so that no secret is cut in two by the cap;
+//!   then at most [`SessionConfig::max_output`] bytes are kept
 //!   (the first third and the last two thirds; errors land at the end), the rest is counted and
 //!   discarded while the stream is still consumed up to the sentinel, so the session stays in
 //!   sync and a command printing forever costs bounded memory until the timeout kills it. A
@@ -39,12 +41,14 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TryRecvError};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 
 use super::{ExecError, Executor, Output};
+use crate::redact::{Redactor, RuleSet};
 
 /// The variables copied from the parent's environment (when set). Everything else is cleared.
 pub const ENV_ALLOWLIST: &[&str] = &["PATH", "HOME", "LANG", "LC_ALL", "TERM", "USER"];
@@ -90,8 +94,26 @@ impl ResourceLimits {
     }
 }
 
+/// Redaction applied to a command's output as it streams, before it is capped.
+///
+/// Capping keeps the start and the end of a long output and discards the middle; redacting
+/// first means a secret cut by that gap (a private-key block, say) cannot leave a part of
+/// itself unrecognised. Redaction is idempotent, so the [`Guard`](super::Guard)'s own filter
+/// may redact again.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub enum StreamRedaction {
+    /// No redaction in the session: output is capped as it comes.
+    Off,
+    /// The built-in credential rules (the default).
+    #[default]
+    Builtin,
+    /// These rules.
+    Rules(Arc<RuleSet>),
+}
+
 /// How a [`BashSession`] is started and run.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct SessionConfig {
     /// The directory the session starts (and restarts) in.
@@ -106,11 +128,13 @@ pub struct SessionConfig {
     pub env: Vec<(OsString, OsString)>,
     /// The bash binary (found on the parent's `PATH` when not a path).
     pub bash: PathBuf,
+    /// Redaction of the output stream before it is capped.
+    pub redaction: StreamRedaction,
 }
 
 impl SessionConfig {
-    /// Defaults: a 30-second timeout, 256 KiB of output kept, no resource limits, no extra
-    /// variables, `bash` from `PATH`.
+    /// Defaults: a 30-second timeout, 256 KiB of output kept, built-in stream redaction, no
+    /// resource limits, no extra variables, `bash` from `PATH`.
     pub fn new(cwd: impl Into<PathBuf>) -> SessionConfig {
         SessionConfig {
             cwd: cwd.into(),
@@ -119,6 +143,7 @@ impl SessionConfig {
             limits: ResourceLimits::default(),
             env: Vec::new(),
             bash: PathBuf::from("bash"),
+            redaction: StreamRedaction::default(),
         }
     }
 
@@ -143,6 +168,12 @@ impl SessionConfig {
     /// Add a variable to the session's environment.
     pub fn env(mut self, name: impl Into<OsString>, value: impl Into<OsString>) -> SessionConfig {
         self.env.push((name.into(), value.into()));
+        self
+    }
+
+    /// Set how output is redacted as it streams.
+    pub fn redaction(mut self, redaction: StreamRedaction) -> SessionConfig {
+        self.redaction = redaction;
         self
     }
 
@@ -232,7 +263,12 @@ impl BashSession {
              \\builtin unset SG_CMD_{token}\n"
         );
         let deadline = Instant::now() + self.config.timeout;
-        let mut scanner = Scanner::new(&format!("SG_END_{token}"), self.config.max_output);
+        let rules = match &self.config.redaction {
+            StreamRedaction::Off => None,
+            StreamRedaction::Builtin => Some(RuleSet::builtin()),
+            StreamRedaction::Rules(rules) => Some(&**rules),
+        };
+        let mut scanner = Scanner::new(&format!("SG_END_{token}"), self.config.max_output, rules);
         let outcome = match shell
             .stdin
             .write_all(script.as_bytes())
@@ -362,7 +398,7 @@ impl Shell {
         {
             return Err(ExecError::Start(format!("cannot write to the shell: {e}")));
         }
-        let mut scanner = Scanner::new(&format!("SG_END_{token}"), 16 * 1024);
+        let mut scanner = Scanner::new(&format!("SG_END_{token}"), 16 * 1024, None);
         let deadline = Instant::now() + config.timeout.max(MIN_START_TIMEOUT);
         match shell.read_until(&mut scanner, deadline) {
             Wait::Done { cwd, .. } => Ok((shell, cwd.unwrap_or_else(|| config.cwd.clone()))),
@@ -470,7 +506,7 @@ fn token() -> Result<String, ExecError> {
 
 /// Finds the sentinel line `\nSENTINEL STATUS PWD SENTINEL\n` in the stream and keeps what
 /// comes before it in a [`Capture`].
-struct Scanner {
+struct Scanner<'r> {
     /// `\nSENTINEL `: the start of the sentinel line.
     start: Vec<u8>,
     /// ` SENTINEL\n`: its end.
@@ -479,20 +515,24 @@ struct Scanner {
     pending: Vec<u8>,
     /// After `start` was seen: the rest of the sentinel line so far.
     trailer: Option<Vec<u8>>,
-    capture: Capture,
+    capture: Sink<'r>,
 }
 
 /// Longest sentinel line accepted (the working directory is in it).
 const MAX_TRAILER: usize = 64 * 1024;
 
-impl Scanner {
-    fn new(sentinel: &str, max_output: usize) -> Scanner {
+impl<'r> Scanner<'r> {
+    fn new(sentinel: &str, max_output: usize, rules: Option<&'r RuleSet>) -> Scanner<'r> {
         Scanner {
             start: format!("\n{sentinel} ").into_bytes(),
             end: format!(" {sentinel}\n").into_bytes(),
             pending: Vec::new(),
             trailer: None,
-            capture: Capture::new(max_output),
+            capture: Sink {
+                redactor: rules.map(Redactor::new),
+                buf: Vec::new(),
+                capture: Capture::new(max_output),
+            },
         }
     }
 
@@ -547,6 +587,35 @@ impl Scanner {
     fn into_output(mut self) -> (Vec<u8>, u64) {
         let pending = std::mem::take(&mut self.pending);
         self.capture.push(&pending);
+        self.capture.finish()
+    }
+}
+
+/// Redacts (when configured) and then captures the command's output.
+struct Sink<'r> {
+    redactor: Option<Redactor<'r>>,
+    buf: Vec<u8>,
+    capture: Capture,
+}
+
+impl Sink<'_> {
+    fn push(&mut self, data: &[u8]) {
+        match &mut self.redactor {
+            Some(r) => {
+                self.buf.clear();
+                r.feed(data, &mut self.buf);
+                self.capture.push(&self.buf);
+            }
+            None => self.capture.push(data),
+        }
+    }
+
+    fn finish(mut self) -> (Vec<u8>, u64) {
+        if let Some(r) = &mut self.redactor {
+            self.buf.clear();
+            r.finish(&mut self.buf);
+            self.capture.push(&self.buf);
+        }
         self.capture.finish()
     }
 }
@@ -653,7 +722,7 @@ mod tests {
 
     #[test]
     fn scanner_finds_a_sentinel_split_across_chunks() {
-        let mut s = Scanner::new("SG_END_abc", 1024);
+        let mut s = Scanner::new("SG_END_abc", 1024, None);
         let stream = b"hello\nworld\nSG_END_abc 3 /tmp/x y SG_END_abc\ntrailing";
         let mut done = None;
         for chunk in stream.chunks(3) {

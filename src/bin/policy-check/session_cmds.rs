@@ -40,8 +40,12 @@ fn guard(policy: &Policy, cwd: &Path, timeout: Duration) -> Result<Guard<BashSes
     }
     let filter = RedactThenTruncate::for_policy(policy, TruncateConfig::default())
         .map_err(|e| format!("the policy's [redact] table: {e}"))?;
-    let session =
-        BashSession::new(SessionConfig::new(&cwd).timeout(timeout)).map_err(|e| e.to_string())?;
+    let session = BashSession::new(
+        SessionConfig::new(&cwd)
+            .timeout(timeout)
+            .redaction(filter.stream_redaction()),
+    )
+    .map_err(|e| e.to_string())?;
     Ok(Guard::new(policy.clone(), Context::new(&cwd), session).with_filter(filter))
 }
 
