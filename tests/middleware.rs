@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use shellgate::middleware::{
     from_fn, ApprovalRequest, AuditLog, BashSession, ExecError, Executor, Guard, Outcome, Output,
-    OutputFilter, PassThrough, SessionConfig, ToolUse,
+    OutputFilter, PassThrough, SessionConfig, StreamRedaction, ToolUse,
 };
 use shellgate::{Context, Policy, Verdict};
 
@@ -588,8 +588,13 @@ fn a_guard_over_a_bash_session_can_move_to_another_thread() {
 #[test]
 fn a_secret_printed_by_a_real_command_is_redacted() {
     let dir = tempfile::tempdir().unwrap();
-    let session =
-        BashSession::new(SessionConfig::new(dir.path()).timeout(Duration::from_secs(2))).unwrap();
+    let session = BashSession::new(
+        SessionConfig::new(dir.path())
+            .timeout(Duration::from_secs(2))
+            // Off, so that the Guard's filter is what redacts here.
+            .redaction(StreamRedaction::Off),
+    )
+    .unwrap();
     let buf = SharedBuf::default();
     let mut g = Guard::new(policy(), Context::new(dir.path()), session)
         .with_filter(TestRedactor)
