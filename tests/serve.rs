@@ -59,6 +59,11 @@ fn serve(dir: &Path, ws: &Path, extra: &[&str], lines: &[String]) -> Served {
         .arg(dir.join("policy.toml"))
         .arg("--cwd")
         .arg(ws)
+        .args(if extra.contains(&"--timeout") {
+            &[][..]
+        } else {
+            &["--timeout", "2"][..]
+        })
         .args(extra)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -221,8 +226,7 @@ fn children(parent: u32) -> Vec<u32> {
 fn serve_kills_its_session_at_end_of_input() {
     let (dir, ws) = setup();
     let mut child = bin()
-        .arg("serve")
-        .arg("--policy")
+        .args(["serve", "--timeout", "2", "--policy"])
         .arg(dir.path().join("policy.toml"))
         .arg("--cwd")
         .arg(&ws)
@@ -259,7 +263,7 @@ fn serve_kills_its_session_at_end_of_input() {
 fn run_refuses_with_exit_1_and_an_explanation() {
     let (dir, ws) = setup();
     let out = bin()
-        .args(["run", "--policy"])
+        .args(["run", "--timeout", "2", "--policy"])
         .arg(dir.path().join("policy.toml"))
         .arg("--cwd")
         .arg(&ws)
@@ -377,7 +381,7 @@ fn run_prints_the_output_of_an_allowed_command() {
     let (dir, ws) = setup();
     let run = |cmd: &str| {
         bin()
-            .args(["run", "--policy"])
+            .args(["run", "--timeout", "2", "--policy"])
             .arg(dir.path().join("policy.toml"))
             .arg("--cwd")
             .arg(&ws)

@@ -441,9 +441,9 @@ impl<E: Executor> Guard<E> {
     /// A guard running allowed commands with `executor`. `context` gives the workspace roots
     /// and home; its `cwd` is replaced by the executor's working directory whenever the
     /// executor knows it ([`Executor::cwd`]). Output goes through [`RedactThenTruncate`] with
-    /// the built-in rules until [`with_filter`](Guard::with_filter) says otherwise; `ask` is
-    /// refused until
-    /// [`with_approver`](Guard::with_approver).
+    /// the built-in rules until [`with_filter`](Guard::with_filter) says otherwise (see
+    /// [`RedactThenTruncate::for_policy`] for a policy's own `[redact]` rules); `ask` is
+    /// refused until [`with_approver`](Guard::with_approver).
     pub fn new(policy: impl Into<Arc<Policy>>, context: Context, executor: E) -> Guard<E> {
         let mut guard = Guard {
             policy: policy.into(),
