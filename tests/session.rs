@@ -193,6 +193,16 @@ fn a_timeout_kills_the_process_group_and_restarts() {
     assert_eq!(text(&out), format!("unset\n{}\n", dir.path().display()));
 }
 
+/// This process's peak resident memory (VmHWM), in KiB.
+fn peak_rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
 #[test]
 fn endless_output_is_bounded_while_it_streams() {
     let dir = tempfile::tempdir().unwrap();
@@ -200,10 +210,17 @@ fn endless_output_is_bounded_while_it_streams() {
     let mut s = BashSession::new(
         SessionConfig::new(dir.path())
             .timeout(Duration::from_secs(1))
-            .max_output(max),
+            .max_output(max)
+            // Off: unredacted, `yes` is fast enough (100+ MB/s even in a debug build) that
+            // keeping it all would show in the peak memory.
+            .redaction(StreamRedaction::Off),
     )
     .unwrap();
+    let before = peak_rss_kib();
     let err = s.run("yes").unwrap_err();
+    // `yes` writes hundreds of megabytes a second; what is kept stays small.
+    let grown = peak_rss_kib().saturating_sub(before);
+    assert!(grown < 64 * 1024, "peak memory grew by {grown} KiB");
     let ExecError::Timeout { output, .. } = &err else {
         panic!("expected a timeout, got {err:?}")
     };
