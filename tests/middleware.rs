@@ -266,6 +266,24 @@ fn invalid_inputs_are_answered_never_dropped() {
 }
 
 #[test]
+fn malformed_json_text_is_answered() {
+    let rec = Recorder::default();
+    let mut g = guard(&rec);
+    let r = g.handle_str("{\"type\": \"tool_use\", \"id\": ");
+    assert!(r.is_error);
+    assert!(
+        r.content.starts_with("Error: malformed JSON"),
+        "{}",
+        r.content
+    );
+    let r = g.handle_str(
+        r#"{"type": "tool_use", "id": "t9", "name": "bash", "input": {"restart": true}}"#,
+    );
+    assert_eq!((r.tool_use_id.as_str(), r.is_error), ("t9", false));
+    assert!(rec.calls().is_empty());
+}
+
+#[test]
 fn a_turn_gets_one_result_per_tool_use_in_order() {
     let rec = Recorder::default();
     let mut g = guard(&rec);

@@ -512,6 +512,20 @@ impl<E: Executor> Guard<E> {
         }
     }
 
+    /// Answer one `tool_use` block given as JSON text. Malformed JSON gets an `is_error`
+    /// result too (with an empty `tool_use_id`, since none can be read).
+    pub fn handle_str(&mut self, json: &str) -> ToolResult {
+        match serde_json::from_str::<Value>(json) {
+            Ok(block) => self.handle_json(&block),
+            Err(e) => {
+                let e = InputError::MalformedJson {
+                    message: e.to_string(),
+                };
+                self.invalid("", None, e).result
+            }
+        }
+    }
+
     /// Answer every `tool_use` block of an assistant message's `content`, in order, as one
     /// user message. Other blocks (text, thinking) are skipped; tool_uses of other tools get
     /// an `is_error` result saying the tool is unknown.
