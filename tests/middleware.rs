@@ -175,6 +175,20 @@ fn deny_never_reaches_the_executor() {
 }
 
 #[test]
+fn a_refusal_names_what_was_refused_and_the_rule() {
+    let rec = Recorder::default();
+    let r = guard(&rec).run_command("t1", "rm -rf /");
+    assert!(r.content.contains("[program-not-allowed]"), "{}", r.content);
+    assert!(r.content.contains("`rm`"), "{}", r.content);
+    assert!(r.content.contains("rule `policy.default`"), "{}", r.content);
+    assert!(
+        !r.content.contains("test.toml"),
+        "the policy file leaked: {}",
+        r.content
+    );
+}
+
+#[test]
 fn a_refused_command_leaves_the_workspace_untouched() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("victim.txt"), "keep me").unwrap();
