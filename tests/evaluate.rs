@@ -632,3 +632,42 @@ fn coproc_and_background_jobs_are_seen() {
     let d = decide(read_only(), "ls & rm a");
     assert!(d.reasons.iter().any(|r| r.code == "program-not-allowed"));
 }
+
+#[test]
+fn ask_is_its_own_verdict_and_deny_outranks_it() {
+    let d = decide(developer(), "git reset --hard HEAD~1");
+    assert_eq!(d.verdict, Verdict::Ask);
+    assert_eq!(d.reasons[0].code, "option-ask");
+    let d = decide(developer(), "git clean -fd && git status");
+    assert_eq!(d.verdict, Verdict::Ask);
+    assert_eq!(d.reasons[0].code, "program-ask");
+    // The strictest verdict wins.
+    let d = decide(developer(), "git clean -fd; rm -rf /");
+    assert_eq!(d.verdict, Verdict::Deny);
+    assert!(d.reasons.iter().any(|r| r.verdict == Verdict::Ask));
+}
+
+#[test]
+fn checked_session_state_builtins_go_through_env_rules() {
+    assert_allowed(
+        developer(),
+        &[
+            "export RUST_LOG=debug",
+            "printf -v name '%s' x",
+            "RUST_BACKTRACE=1 cargo test",
+        ],
+    );
+    assert_denied(
+        developer(),
+        &[
+            ("export PATH=/tmp", "env-denied"),
+            ("export LD_PRELOAD=/tmp/x.so", "env-denied"),
+            ("printf -v PATH /tmp", "env-denied"),
+            ("printf -v 'a[$(id)]' x", "variable-name"),
+            ("printf -v \"$v\" x", "variable-name"),
+            ("export \"$v=1\"", "variable-name"),
+            ("export -f ls", "option-denied"),
+            ("export HOME=/tmp", "env-denied"),
+        ],
+    );
+}

@@ -191,8 +191,19 @@ impl<'s> Ctx<'s> {
         let mut markers: BTreeMap<usize, Marker> = BTreeMap::new();
         let mut rounds = 0;
         let tree = loop {
+            // tree-sitter-bash is ~15x slower on a pipeline of three or more stages that runs to
+            // the end of the input without a terminator (58 µs vs 4 µs for `a | b | c`); a
+            // trailing newline is a no-op for bash, so give it one (not after a backslash,
+            // where it would become a line continuation).
+            let terminated;
+            let input: &[u8] = if work.last().is_some_and(|&b| b != b'\n' && b != b'\\') {
+                terminated = [work.as_slice(), b"\n"].concat();
+                &terminated
+            } else {
+                &work
+            };
             let tree = parser
-                .parse(&work, None)
+                .parse(input, None)
                 .ok_or_else(|| err(ParseErrorKind::Syntax, start, end, "the parser gave up"))?;
             let found = find_keywords(tree.root_node(), &work);
             if found.is_empty() {
