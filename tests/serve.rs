@@ -440,3 +440,21 @@ fn serve_applies_the_policys_redact_table() {
     assert_eq!(s.code, Some(2));
     assert!(s.stderr.contains("[redact]"), "{}", s.stderr);
 }
+
+#[test]
+fn serve_answers_an_overlong_line_without_holding_it() {
+    let (dir, ws) = setup();
+    let lines = vec![
+        "x".repeat(17 << 20),
+        line(tool_use("t2", json!({"restart": true}))),
+    ];
+    let s = serve(dir.path(), &ws, &[], &lines);
+    assert_eq!(s.code, Some(0), "{}", s.stderr);
+    assert_eq!(s.answers.len(), 2);
+    assert_eq!(s.answers[0]["type"], "error");
+    assert!(s.answers[0]["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("longer than"));
+    assert_eq!(s.answers[1]["tool_use_id"], "t2");
+}

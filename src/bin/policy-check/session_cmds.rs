@@ -16,7 +16,7 @@
 //! exited 0; 1 the policy refused it (the explanation goes to stderr); 2 a usage error or an
 //! invalid policy; 3 it ran and failed (nonzero exit status, timeout, session error).
 
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
@@ -63,10 +63,21 @@ pub fn serve_cmd(
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    for line in stdin.lock().split(b'\n') {
-        let line = line.map_err(|e| format!("cannot read stdin: {e}"))?;
-        let mut text =
-            answer(&mut guard, &line).map_err(|e| format!("cannot encode an answer: {e}"))?;
+    let mut input = stdin.lock();
+    let mut line = Vec::new();
+    loop {
+        // Lines are capped like `check`'s, so endless input cannot exhaust memory; a line
+        // that is too long still gets its answer.
+        let answered = match super::read_line_capped(&mut input, &mut line, super::MAX_LINE) {
+            Ok(super::LineRead::Eof) => break,
+            Ok(super::LineRead::Line) => answer(&mut guard, &line),
+            Ok(super::LineRead::TooLong) => error(&format!(
+                "line longer than {} bytes, skipped",
+                super::MAX_LINE
+            )),
+            Err(e) => return Err(format!("cannot read stdin: {e}")),
+        };
+        let mut text = answered.map_err(|e| format!("cannot encode an answer: {e}"))?;
         text.push('\n');
         out.write_all(text.as_bytes())
             .and_then(|()| out.flush())
