@@ -399,7 +399,6 @@ fn developer_allows_ordinary_work() {
             "git push --force-with-lease origin main",
             "git push origin main",
             "git checkout -b feature",
-            "git config user.name 'A B'",
             "cargo build --release",
             "cargo test -p shellgate -- --nocapture",
             "npm install",
@@ -669,5 +668,65 @@ fn checked_session_state_builtins_go_through_env_rules() {
             ("export -f ls", "option-denied"),
             ("export HOME=/tmp", "env-denied"),
         ],
+    );
+}
+
+/// Regressions from the bypass corpus review (tests/corpus/bypass.tsv), one per finding class.
+#[test]
+fn regression_corpus_findings_stay_fixed() {
+    for p in [read_only(), developer()] {
+        assert_denied(
+            p,
+            &[
+                ("x=( ['$(rm -rf ~)']=1 )", "arithmetic-variable"),
+                ("x=( [i]=1 )", "arithmetic-variable"),
+                ("cat {~,x}/.ssh/id_rsa", "path-unresolved"),
+                ("cat ~{/.ssh/id_rsa,}", "path-unresolved"),
+                ("grep --color ~/.ssh/id_rsa -e .", "path-read-outside"),
+                ("uniq --group /home/user/.ssh/id_rsa", "path-read-outside"),
+                ("echo ~/.ssh/*", "path-read-outside"),
+                ("for f in /etc/*; do echo $f; done", "path-read-outside"),
+                ("[[ -f ~/.ssh/id_rsa ]]", "path-read-outside"),
+                ("cat .?/etc/passwd", "path-unresolved"),
+            ],
+        );
+    }
+    assert_denied(
+        developer(),
+        &[
+            (
+                "git --shallow-file status -c alias.x='!id' x",
+                "option-not-allowed",
+            ),
+            ("npm --tag test exec -c 'rm -rf ~'", "option-not-allowed"),
+            ("echo 'rm -rf ~' | sed 's/[/]/#/e'", "sed-script"),
+            ("awk '/[/\"]/ { system(\"rm -rf ~\") }' a", "awk-program"),
+            ("\\time -o/home/user/.bashrc ls", "wrapper-unverifiable"),
+            ("git diff --word-diff --output=/tmp/x", "path-write-outside"),
+            ("cargo clean --target-dir /home/user", "path-write-outside"),
+            ("npm ci --prefix ~", "option-denied"),
+            (
+                "python3 -m pytest --basetemp=/home/user",
+                "option-not-allowed",
+            ),
+            ("python3 -m http.server", "option-value-denied"),
+            ("echo x > sub/.git/config", "path-write-denied"),
+            ("echo ../evil > .git/commondir", "path-write-denied"),
+            ("npm_config_script_shell=/tmp/evil npm test", "env-denied"),
+            ("cargo test -- --logfile ~/.bashrc", "argument-denied"),
+            ("git blame --contents ~/.ssh/id_rsa x", "path-read-outside"),
+        ],
+    );
+    assert_allowed(
+        developer(),
+        &[
+            "git diff --word-diff",
+            "python3 -m pytest -p no:cacheprovider --cov=src",
+            "git config user.name",
+        ],
+    );
+    assert_eq!(
+        decide(developer(), "git config user.name 'A B'").verdict,
+        Verdict::Ask
     );
 }

@@ -14,6 +14,13 @@ pub fn expand(word: &Word) -> Option<Vec<Word>> {
     if !word.parts.iter().any(|p| matches!(p, WordPart::Brace(_))) {
         return None;
     }
+    // Tilde expansion comes after brace expansion (`~{/.ssh,}` is `~/.ssh`): a word with an
+    // unquoted `~` anywhere stays dynamic.
+    if word.parts.iter().any(|p| {
+        matches!(p, WordPart::Tilde(_)) || matches!(p, WordPart::Literal(l) if l.contains('~'))
+    }) {
+        return None;
+    }
     let mut results: Vec<Vec<WordPart>> = vec![Vec::new()];
     for part in &word.parts {
         match part {
@@ -50,7 +57,7 @@ pub fn expand(word: &Word) -> Option<Vec<Word>> {
 pub fn alternatives(text: &str) -> Option<Vec<String>> {
     if text
         .chars()
-        .any(|c| matches!(c, '\'' | '"' | '\\' | '$' | '`' | '*' | '?' | '['))
+        .any(|c| matches!(c, '\'' | '"' | '\\' | '$' | '`' | '*' | '?' | '[' | '~'))
     {
         return None;
     }
@@ -232,5 +239,6 @@ mod tests {
         assert!(alternatives("{1..100000}").is_none());
         assert!(alternatives("{a,$x}").is_none());
         assert!(alternatives("{*,b}").is_none());
+        assert!(alternatives("{~,x}").is_none());
     }
 }

@@ -123,6 +123,13 @@ pub struct RawProgram {
     #[serde(default)]
     pub terminal_options: Vec<Spanned<String>>,
     #[serde(default)]
+    pub delegate_options: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub flags: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub inherit_options: bool,
+    pub extra_operands: Option<Spanned<String>>,
+    #[serde(default)]
     pub required_options: Vec<Spanned<String>>,
     #[serde(default)]
     pub option_values: BTreeMap<String, Spanned<String>>,
