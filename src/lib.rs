@@ -26,6 +26,7 @@
 #![warn(missing_docs)]
 
 pub mod evaluate;
+pub mod middleware;
 pub mod policy;
 pub mod redact;
 pub mod report;

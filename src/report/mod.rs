@@ -89,6 +89,7 @@ pub fn human(command: &str, decision: &Decision, color: bool) -> String {
 }
 
 /// A short, actionable text for the model: what was refused, which rule, what to do.
+/// Rules are named (`paths.read`) but their file locations are left out.
 pub fn for_model(command: &str, decision: &Decision) -> String {
     let mut out = match decision.verdict {
         Verdict::Allow => return String::new(),
@@ -106,8 +107,14 @@ pub fn for_model(command: &str, decision: &Decision) -> String {
         let text = command.get(r.span.start..r.span.end).unwrap_or("");
         let text: String = text.chars().take(60).collect();
         out.push_str(&format!("\n- [{}] {}", r.code, r.message));
-        if !text.is_empty() {
-            out.push_str(&format!(" (at `{text}`)"));
+        // The rule's name, not its file location: the model needs to know which rule, not
+        // where the host keeps its policy.
+        let rule = r.rule.as_ref().map(|rule| format!("rule `{}`", rule.name));
+        match (text.is_empty(), rule) {
+            (false, Some(rule)) => out.push_str(&format!(" (at `{text}`; {rule})")),
+            (false, None) => out.push_str(&format!(" (at `{text}`)")),
+            (true, Some(rule)) => out.push_str(&format!(" ({rule})")),
+            (true, None) => {}
         }
     }
     out

@@ -3,6 +3,8 @@
 //! Exit codes: 0 every command allowed (or the policy's examples pass), 1 a command was denied
 //! or needs approval (or an example failed), 2 a usage error or an unreadable/invalid policy.
 
+mod session_cmds;
+
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -89,6 +91,47 @@ enum Cmd {
         #[arg(long)]
         max_lines: Option<usize>,
     },
+    /// Run one command through the policy in a bash session: its output on stdout. Exit 0 if
+    /// it ran and exited 0, 1 if the policy refused it, 3 if it ran and failed.
+    Run {
+        #[command(flatten)]
+        policy: PolicyArgs,
+        /// Workspace root and the session's starting directory (default: current directory).
+        #[arg(long)]
+        cwd: Option<PathBuf>,
+        /// Seconds the command may run before the session is killed.
+        #[arg(long, default_value = "30", value_parser = parse_secs)]
+        timeout: std::time::Duration,
+        /// The command (after `--`; several words are joined with spaces).
+        #[arg(last = true, required = true)]
+        command: Vec<String>,
+    },
+    /// Serve the bash tool: tool_use blocks (or whole assistant messages) as JSON lines on
+    /// stdin, one answer line each on stdout, one bash session kept across lines.
+    Serve {
+        #[command(flatten)]
+        policy: PolicyArgs,
+        /// Workspace root and the session's starting directory (default: current directory).
+        #[arg(long)]
+        cwd: Option<PathBuf>,
+        /// Seconds one command may run before the session is killed and restarted.
+        #[arg(long, default_value = "30", value_parser = parse_secs)]
+        timeout: std::time::Duration,
+        /// Append an audit record (JSON lines) for each call to this file.
+        #[arg(long)]
+        audit: Option<PathBuf>,
+    },
+}
+
+fn parse_secs(s: &str) -> Result<std::time::Duration, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v <= 86_400.0 => {
+            Ok(std::time::Duration::from_secs_f64(v))
+        }
+        _ => Err(format!(
+            "{s:?} is not a number of seconds between 0 and 86400"
+        )),
+    }
 }
 
 fn main() -> ExitCode {
@@ -158,6 +201,26 @@ fn run(cli: Cli) -> Result<u8, String> {
                     Ok(1)
                 }
             }
+        }
+        Cmd::Run {
+            policy,
+            cwd,
+            timeout,
+            command,
+        } => {
+            let policy = load(&policy)?;
+            let ctx = context(cwd)?;
+            session_cmds::run_cmd(&policy, &ctx.cwd, timeout, &command.join(" "))
+        }
+        Cmd::Serve {
+            policy,
+            cwd,
+            timeout,
+            audit,
+        } => {
+            let policy = load(&policy)?;
+            let ctx = context(cwd)?;
+            session_cmds::serve_cmd(&policy, &ctx.cwd, timeout, audit.as_deref())
         }
         Cmd::Redact {
             policy,

@@ -1,0 +1,719 @@
+//! Middleware: what an agent application plugs between the model's `bash` tool calls and the
+//! shell that runs them.
+//!
+//! A [`Guard`] wraps any [`Executor`] (the thing that runs one command). For each call it
+//! evaluates the command against a [`Policy`] with the session's real working directory, and
+//!
+//! - on **deny**, answers an `is_error` [`ToolResult`] saying what was refused, by which rule,
+//!   and what is allowed instead ([`report::for_model`]); the executor is **not** called;
+//! - on **ask**, consults the [`Approver`], if one is configured; without one (the
+//!   non-interactive default) or when it declines, the call is refused like a deny;
+//! - on **allow**, runs the command, passes the output through the [`OutputFilter`]
+//!   (redaction, then truncation) and answers with it.
+//!
+//! Invalid calls (no command, both command and restart, wrong JSON types, an unknown tool,
+//! malformed JSON) are answered with an `is_error` result too: a call is never dropped and
+//! never panics.
+//!
+//! # Exit status and `is_error`
+//!
+//! A command that ran and exited with status 0 gives `is_error: false` and its output (or
+//! `(no output)`). A nonzero exit status gives `is_error: true`, and the content is the output
+//! followed by a last line `exit status N` (or `exit status unknown (killed by a signal)`),
+//! so the model sees both what the command printed and that it failed. Executor failures are
+//! `is_error` results worded like the bash-tool documentation's examples, such as
+//! `Error: command timed out after 30 seconds`, after any output captured before the failure.
+//!
+//! # Example: wrap a custom executor
+//!
+//! ```
+//! use shellgate::middleware::{from_fn, Guard, Output, ToolUse};
+//! use shellgate::{Context, Policy};
+//!
+//! let policy = Policy::from_toml("[programs.echo]\noperands = \"text\"\n", "mine.toml")?;
+//! let mut ran = Vec::new();
+//! let executor = from_fn(|cmd: &str| {
+//!     ran.push(cmd.to_string()); // run it your way: a container, a remote host, ...
+//!     Ok(Output::new(b"hi\n".to_vec(), 0))
+//! });
+//! let mut guard = Guard::new(policy, Context::new("/srv/project"), executor);
+//! let refused = guard.handle(&ToolUse::bash("toolu_01", "rm -rf /"));
+//! assert!(refused.is_error && refused.content.contains("not run"));
+//! let answer = guard.handle(&ToolUse::bash("toolu_02", "echo hi"));
+//! assert_eq!((answer.content.as_str(), answer.is_error), ("hi\n", false));
+//! drop(guard);
+//! assert_eq!(ran, ["echo hi"]); // the refused command never reached the executor
+//! # Ok::<(), shellgate::PolicyError>(())
+//! ```
+//!
+//! The reference executor is [`BashSession`]: one persistent bash process, as the bash-tool
+//! documentation describes it, with a timeout that kills the whole process group, output
+//! capped while it streams, resource limits and a controlled environment.
+
+pub mod audit;
+pub mod session;
+pub mod types;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::evaluate::{Context, Decision};
+use crate::policy::{Policy, Verdict};
+use crate::redact::{RedactError, RuleSet};
+use crate::report;
+use crate::truncate::TruncateConfig;
+
+pub use audit::{AuditError, AuditLog, AuditRecord};
+pub use session::{BashSession, ResourceLimits, SessionConfig, StreamRedaction};
+pub use types::{BashInput, InputError, ToolResult, ToolUse, UserMessage, BASH_TOOL_NAME};
+
+/// What an executor returns for a command that ran to completion.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Output {
+    /// Standard output and standard error, interleaved in the order they were written
+    /// (as far as the executor can tell).
+    pub output: Vec<u8>,
+    /// The exit status, or `None` when there is none (killed by a signal).
+    pub status: Option<i32>,
+    /// How many bytes the executor discarded to keep its memory bounded (its own marker in
+    /// `output` says where); 0 when nothing was.
+    pub dropped: u64,
+}
+
+impl Output {
+    /// Output with an exit status.
+    pub fn new(output: impl Into<Vec<u8>>, status: i32) -> Output {
+        Output {
+            output: output.into(),
+            status: Some(status),
+            dropped: 0,
+        }
+    }
+
+    /// Output of a command that has no exit status (killed by a signal).
+    pub fn without_status(output: impl Into<Vec<u8>>) -> Output {
+        Output {
+            output: output.into(),
+            status: None,
+            dropped: 0,
+        }
+    }
+
+    /// The same output, noting that `dropped` bytes were discarded.
+    pub fn with_dropped(mut self, dropped: u64) -> Output {
+        self.dropped = dropped;
+        self
+    }
+}
+
+/// Why an executor could not run a command to completion. The text of each is what the model
+/// is told.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ExecError {
+    /// The command did not finish in time.
+    #[error("Error: command timed out after {}{}", seconds(*.after), if *.restarted { " (the bash session was restarted: working directory, variables and background jobs are reset)" } else { "" })]
+    Timeout {
+        /// The timeout.
+        after: Duration,
+        /// Output captured before the timeout.
+        output: Vec<u8>,
+        /// Whether the executor restarted its session.
+        restarted: bool,
+    },
+    /// The shell exited while running the command (`exit`, `set -e`, a fatal signal).
+    #[error("Error: the bash session exited{} while running the command; a new session was started (working directory and variables are reset)", match .status { Some(s) => format!(" with status {s}"), None => " (killed by a signal)".to_string() })]
+    SessionExited {
+        /// The shell's exit status.
+        status: Option<i32>,
+        /// Output captured before the exit.
+        output: Vec<u8>,
+    },
+    /// The shell could not be started.
+    #[error("Error: could not start the bash session: {0}")]
+    Start(String),
+    /// Talking to the shell failed.
+    #[error("Error: lost contact with the bash session: {0}")]
+    Io(#[source] std::io::Error),
+    /// The command cannot be delivered to the shell (it contains a NUL byte, say).
+    #[error("Error: invalid command: {0}")]
+    InvalidCommand(String),
+    /// Any other failure, from a custom executor.
+    #[error("Error: {0}")]
+    Failed(String),
+}
+
+impl ExecError {
+    /// Output captured before the failure, if any.
+    pub fn output(&self) -> &[u8] {
+        match self {
+            ExecError::Timeout { output, .. } | ExecError::SessionExited { output, .. } => output,
+            _ => &[],
+        }
+    }
+
+    /// A short stable name for the audit log: `timeout`, `session-exited`, `start`, `io`,
+    /// `invalid-command`, `failed`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ExecError::Timeout { .. } => "timeout",
+            ExecError::SessionExited { .. } => "session-exited",
+            ExecError::Start(_) => "start",
+            ExecError::Io(_) => "io",
+            ExecError::InvalidCommand(_) => "invalid-command",
+            ExecError::Failed(_) => "failed",
+        }
+    }
+}
+
+/// `30 seconds`, `1 second`, `0.5 seconds`.
+fn seconds(d: Duration) -> String {
+    if d.subsec_nanos() == 0 {
+        let s = d.as_secs();
+        format!("{s} second{}", if s == 1 { "" } else { "s" })
+    } else {
+        format!("{:.1} seconds", d.as_secs_f64())
+    }
+}
+
+/// The thing that runs one command: a persistent shell, a container, a remote host.
+pub trait Executor {
+    /// Run `command` to completion.
+    fn run(&mut self, command: &str) -> Result<Output, ExecError>;
+
+    /// Start afresh (`{"restart": true}`). The default does nothing.
+    fn restart(&mut self) -> Result<(), ExecError> {
+        Ok(())
+    }
+
+    /// The working directory commands currently run in, when the executor knows it. The
+    /// [`Guard`] evaluates each command against it. The default: unknown.
+    fn cwd(&self) -> Option<PathBuf> {
+        None
+    }
+}
+
+impl<E: Executor + ?Sized> Executor for Box<E> {
+    fn run(&mut self, command: &str) -> Result<Output, ExecError> {
+        (**self).run(command)
+    }
+    fn restart(&mut self) -> Result<(), ExecError> {
+        (**self).restart()
+    }
+    fn cwd(&self) -> Option<PathBuf> {
+        (**self).cwd()
+    }
+}
+
+impl<E: Executor + ?Sized> Executor for &mut E {
+    fn run(&mut self, command: &str) -> Result<Output, ExecError> {
+        (**self).run(command)
+    }
+    fn restart(&mut self) -> Result<(), ExecError> {
+        (**self).restart()
+    }
+    fn cwd(&self) -> Option<PathBuf> {
+        (**self).cwd()
+    }
+}
+
+/// An executor made from a closure: see [`from_fn`].
+#[derive(Debug, Clone)]
+pub struct FnExecutor<F>(F);
+
+/// Make an executor from a closure that runs one command. Restarting does nothing and the
+/// working directory is unknown (commands are evaluated in the [`Context`]'s own `cwd`).
+pub fn from_fn<F>(f: F) -> FnExecutor<F>
+where
+    F: FnMut(&str) -> Result<Output, ExecError>,
+{
+    FnExecutor(f)
+}
+
+impl<F> Executor for FnExecutor<F>
+where
+    F: FnMut(&str) -> Result<Output, ExecError>,
+{
+    fn run(&mut self, command: &str) -> Result<Output, ExecError> {
+        (self.0)(command)
+    }
+}
+
+/// What happens to a command's output before the model sees it: redaction, then truncation.
+pub trait OutputFilter: Send + Sync {
+    /// Turn raw output into the text for the model.
+    fn filter(&self, output: &[u8]) -> String;
+}
+
+/// The shipped filter, and the [`Guard`]'s default: credential redaction ([`crate::redact`],
+/// the built-in rule pack or your own), then truncation to the model's budget
+/// ([`crate::truncate`]: head and more tail kept, never cutting a redaction marker).
+#[derive(Debug, Clone, Default)]
+pub struct RedactThenTruncate {
+    rules: Option<Arc<RuleSet>>,
+    truncate: TruncateConfig,
+}
+
+impl RedactThenTruncate {
+    /// Redact with `rules` (say, the built-in pack extended by a policy's `[redact]` table),
+    /// then truncate to `truncate`.
+    pub fn new(rules: RuleSet, truncate: TruncateConfig) -> RedactThenTruncate {
+        RedactThenTruncate {
+            rules: Some(Arc::new(rules)),
+            truncate,
+        }
+    }
+
+    /// The same rules, for redacting a [`BashSession`]'s output as it streams
+    /// ([`SessionConfig::redaction`]).
+    pub fn stream_redaction(&self) -> StreamRedaction {
+        match &self.rules {
+            Some(rules) => StreamRedaction::Rules(rules.clone()),
+            None => StreamRedaction::Builtin,
+        }
+    }
+
+    /// Redact with the built-in pack, then truncate to `truncate`.
+    pub fn builtin(truncate: TruncateConfig) -> RedactThenTruncate {
+        RedactThenTruncate {
+            rules: None,
+            truncate,
+        }
+    }
+
+    /// Redact with the rules a policy's `[redact]` table gives (the built-in pack when it has
+    /// none), then truncate to `truncate`. An invalid `[redact]` table is an error, never a
+    /// silent fallback.
+    pub fn for_policy(
+        policy: &Policy,
+        truncate: TruncateConfig,
+    ) -> Result<RedactThenTruncate, RedactError> {
+        let Some(config) = &policy.redact else {
+            return Ok(RedactThenTruncate::builtin(truncate));
+        };
+        Ok(RedactThenTruncate::new(
+            RuleSet::with_config(config)?,
+            truncate,
+        ))
+    }
+}
+
+impl OutputFilter for RedactThenTruncate {
+    fn filter(&self, output: &[u8]) -> String {
+        let rules = self.rules.as_deref().unwrap_or_else(|| RuleSet::builtin());
+        let (redacted, _) = rules.redact(output);
+        crate::truncate::truncate(&redacted, &self.truncate)
+    }
+}
+
+/// A filter that does not redact: lossy UTF-8 and a byte cap. For tests and for output that
+/// is known to hold no secrets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PassThrough {
+    /// At most this many bytes of output are kept.
+    pub max_bytes: usize,
+}
+
+impl Default for PassThrough {
+    fn default() -> PassThrough {
+        PassThrough { max_bytes: 30_000 }
+    }
+}
+
+impl OutputFilter for PassThrough {
+    fn filter(&self, output: &[u8]) -> String {
+        if output.len() <= self.max_bytes {
+            return String::from_utf8_lossy(output).into_owned();
+        }
+        let mut text = String::from_utf8_lossy(&output[..self.max_bytes]).into_owned();
+        // A character cut in two at the cap shows as U+FFFD; drop it.
+        if text.ends_with('\u{FFFD}') {
+            text.pop();
+        }
+        text.push_str(&format!(
+            "\n[... {} more bytes of output not shown ...]",
+            output.len() - self.max_bytes
+        ));
+        text
+    }
+}
+
+/// A command whose verdict is `ask`, waiting for a decision.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct ApprovalRequest<'a> {
+    /// The tool_use id.
+    pub tool_use_id: &'a str,
+    /// The command.
+    pub command: &'a str,
+    /// The policy's decision (verdict `ask`) with its reasons.
+    pub decision: &'a Decision,
+    /// The working directory it would run in.
+    pub cwd: &'a Path,
+}
+
+/// Decides `ask` verdicts (a person at a prompt, a second policy, ...). Closures
+/// `FnMut(&ApprovalRequest) -> bool` are approvers.
+pub trait Approver: Send {
+    /// Whether the command may run.
+    fn approve(&mut self, request: &ApprovalRequest<'_>) -> bool;
+}
+
+impl<F> Approver for F
+where
+    F: FnMut(&ApprovalRequest<'_>) -> bool + Send,
+{
+    fn approve(&mut self, request: &ApprovalRequest<'_>) -> bool {
+        self(request)
+    }
+}
+
+/// How a call ended, beyond its [`ToolResult`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Outcome {
+    /// Refused by the policy (deny, or ask without approval); the executor was not called.
+    Refused {
+        /// The policy's verdict.
+        verdict: Verdict,
+    },
+    /// The command ran to completion with this exit status (`None`: killed by a signal).
+    Completed {
+        /// The exit status.
+        status: Option<i32>,
+    },
+    /// The executor failed (timeout, session exit, ...).
+    Failed {
+        /// [`ExecError::code`].
+        code: &'static str,
+    },
+    /// The session was restarted (or restarting failed: see the result).
+    Restarted,
+    /// The call was not a valid bash call.
+    Invalid,
+}
+
+/// One handled call: the result for the model and how it ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Call {
+    /// The `tool_result` block.
+    pub result: ToolResult,
+    /// How it ended.
+    pub outcome: Outcome,
+}
+
+/// Checks each call against a policy before the executor runs it; see the [module
+/// docs](self).
+pub struct Guard<E> {
+    policy: Arc<Policy>,
+    context: Context,
+    executor: E,
+    filter: Box<dyn OutputFilter>,
+    approver: Option<Box<dyn Approver>>,
+    audit: Option<AuditLog>,
+}
+
+impl<E> std::fmt::Debug for Guard<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Guard")
+            .field("policy", &self.policy.name)
+            .field("context", &self.context)
+            .field("approver", &self.approver.is_some())
+            .field("audit", &self.audit.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<E: Executor> Guard<E> {
+    /// A guard running allowed commands with `executor`. `context` gives the workspace roots
+    /// and home; its `cwd` is replaced by the executor's working directory whenever the
+    /// executor knows it ([`Executor::cwd`]). Output goes through [`RedactThenTruncate`] with
+    /// the built-in rules until [`with_filter`](Guard::with_filter) says otherwise (see
+    /// [`RedactThenTruncate::for_policy`] for a policy's own `[redact]` rules); `ask` is
+    /// refused until [`with_approver`](Guard::with_approver).
+    pub fn new(policy: impl Into<Arc<Policy>>, context: Context, executor: E) -> Guard<E> {
+        let mut guard = Guard {
+            policy: policy.into(),
+            context,
+            executor,
+            filter: Box::new(RedactThenTruncate::default()),
+            approver: None,
+            audit: None,
+        };
+        guard.sync_cwd();
+        guard
+    }
+
+    /// Filter output (and the commands written to the audit log) with `filter`.
+    pub fn with_filter(mut self, filter: impl OutputFilter + 'static) -> Guard<E> {
+        self.filter = Box::new(filter);
+        self
+    }
+
+    /// Let `approver` decide `ask` verdicts.
+    pub fn with_approver(mut self, approver: impl Approver + 'static) -> Guard<E> {
+        self.approver = Some(Box::new(approver));
+        self
+    }
+
+    /// Record every call in `log`.
+    pub fn with_audit(mut self, log: AuditLog) -> Guard<E> {
+        self.audit = Some(log);
+        self
+    }
+
+    /// The context the next command is evaluated in (its `cwd` is the session's).
+    pub fn context(&self) -> &Context {
+        &self.context
+    }
+
+    /// The executor.
+    pub fn executor(&self) -> &E {
+        &self.executor
+    }
+
+    /// The executor, mutably.
+    pub fn executor_mut(&mut self) -> &mut E {
+        &mut self.executor
+    }
+
+    /// The executor, giving up the guard.
+    pub fn into_inner(self) -> E {
+        self.executor
+    }
+
+    /// Answer one `tool_use` block.
+    pub fn handle(&mut self, tool_use: &ToolUse) -> ToolResult {
+        self.handle_tool_use(tool_use).result
+    }
+
+    /// Answer one `tool_use` block given as JSON. Anything that is not a valid bash call gets
+    /// an `is_error` result (quoting the block's `id` when it has a string one).
+    pub fn handle_json(&mut self, block: &Value) -> ToolResult {
+        match ToolUse::from_json(block) {
+            Ok(tool_use) => self.handle(&tool_use),
+            Err(e) => {
+                let id = block.get("id").and_then(Value::as_str).unwrap_or("");
+                self.invalid(id, None, e).result
+            }
+        }
+    }
+
+    /// Answer one `tool_use` block given as JSON text. Malformed JSON gets an `is_error`
+    /// result too (with an empty `tool_use_id`, since none can be read).
+    pub fn handle_str(&mut self, json: &str) -> ToolResult {
+        match serde_json::from_str::<Value>(json) {
+            Ok(block) => self.handle_json(&block),
+            Err(e) => {
+                let e = InputError::MalformedJson {
+                    message: e.to_string(),
+                };
+                self.invalid("", None, e).result
+            }
+        }
+    }
+
+    /// Answer every `tool_use` block of an assistant message's `content`, in order, as one
+    /// user message. Other blocks (text, thinking) are skipped; tool_uses of other tools get
+    /// an `is_error` result saying the tool is unknown.
+    pub fn handle_turn(&mut self, content: &[Value]) -> UserMessage {
+        let results = content
+            .iter()
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
+            .map(|b| self.handle_json(b))
+            .collect();
+        UserMessage::new(results)
+    }
+
+    /// Answer one `tool_use` block, with its [`Outcome`].
+    pub fn handle_tool_use(&mut self, tool_use: &ToolUse) -> Call {
+        if tool_use.name != BASH_TOOL_NAME {
+            let e = InputError::UnknownTool {
+                name: tool_use.name.clone(),
+            };
+            return self.invalid(&tool_use.id, None, e);
+        }
+        match BashInput::from_json(&tool_use.input) {
+            Ok(input) => self.call(&tool_use.id, &input),
+            Err(e) => {
+                let command = tool_use.input.get("command").and_then(Value::as_str);
+                self.invalid(&tool_use.id, command, e)
+            }
+        }
+    }
+
+    /// Run `command` as the call `tool_use_id`: evaluate, then run or refuse.
+    pub fn run_command(&mut self, tool_use_id: &str, command: &str) -> ToolResult {
+        self.call(tool_use_id, &BashInput::Command(command.to_string()))
+            .result
+    }
+
+    /// Handle a validated bash input.
+    pub fn call(&mut self, tool_use_id: &str, input: &BashInput) -> Call {
+        let started = Instant::now();
+        let mut rec = AuditRecord::new(tool_use_id);
+        let call = match input {
+            BashInput::Restart => {
+                rec.action = "restart";
+                self.restart_session(tool_use_id, &mut rec)
+            }
+            BashInput::Command(command) => {
+                rec.command = Some(self.filter.filter(command.as_bytes()));
+                self.command(tool_use_id, command, &mut rec)
+            }
+        };
+        rec.finish(&call, started.elapsed());
+        self.audit(&rec);
+        call
+    }
+
+    fn restart_session(&mut self, id: &str, rec: &mut AuditRecord) -> Call {
+        let result = match self.executor.restart() {
+            Ok(()) => ToolResult::ok(id, "tool has been restarted."),
+            Err(e) => {
+                rec.error = Some(e.code());
+                ToolResult::error(id, e.to_string())
+            }
+        };
+        self.sync_cwd();
+        Call {
+            result,
+            outcome: Outcome::Restarted,
+        }
+    }
+
+    fn command(&mut self, id: &str, command: &str, rec: &mut AuditRecord) -> Call {
+        self.sync_cwd();
+        let decision = self.policy.evaluate(&self.context, command);
+        rec.verdict = Some(decision.verdict);
+        rec.reasons = decision.reasons.iter().map(|r| r.code).collect();
+        match decision.verdict {
+            Verdict::Allow => {}
+            Verdict::Deny => return refused(id, command, &decision, None),
+            Verdict::Ask => {
+                let approved = match self.approver.as_mut() {
+                    None => None,
+                    Some(a) => {
+                        let request = ApprovalRequest {
+                            tool_use_id: id,
+                            command,
+                            decision: &decision,
+                            cwd: &self.context.cwd,
+                        };
+                        Some(a.approve(&request))
+                    }
+                };
+                rec.approved = approved;
+                match approved {
+                    Some(true) => {}
+                    Some(false) => {
+                        return refused(id, command, &decision, Some("Approval was declined."))
+                    }
+                    None => {
+                        let note = "No one can approve commands here, so commands that need approval are refused; \
+                                    use a command the policy allows.";
+                        return refused(id, command, &decision, Some(note));
+                    }
+                }
+            }
+        }
+        let run = self.executor.run(command);
+        self.sync_cwd();
+        match run {
+            Ok(out) => {
+                rec.output_bytes = Some(out.output.len() as u64);
+                rec.dropped_bytes = out.dropped;
+                rec.exit_status = out.status;
+                let mut content = self.filter.filter(&out.output);
+                let ok = out.status == Some(0);
+                if !ok {
+                    if !content.is_empty() && !content.ends_with('\n') {
+                        content.push('\n');
+                    }
+                    match out.status {
+                        Some(s) => content.push_str(&format!("exit status {s}")),
+                        None => content.push_str("exit status unknown (killed by a signal)"),
+                    }
+                } else if content.is_empty() {
+                    content.push_str("(no output)");
+                }
+                let result = if ok {
+                    ToolResult::ok(id, content)
+                } else {
+                    ToolResult::error(id, content)
+                };
+                Call {
+                    result,
+                    outcome: Outcome::Completed { status: out.status },
+                }
+            }
+            Err(e) => {
+                rec.error = Some(e.code());
+                let partial = e.output();
+                rec.output_bytes = Some(partial.len() as u64);
+                let mut content = if partial.is_empty() {
+                    String::new()
+                } else {
+                    self.filter.filter(partial)
+                };
+                if !content.is_empty() && !content.ends_with('\n') {
+                    content.push('\n');
+                }
+                content.push_str(&e.to_string());
+                Call {
+                    result: ToolResult::error(id, content),
+                    outcome: Outcome::Failed { code: e.code() },
+                }
+            }
+        }
+    }
+
+    fn invalid(&mut self, id: &str, command: Option<&str>, e: InputError) -> Call {
+        let mut rec = AuditRecord::new(id);
+        rec.action = "invalid";
+        rec.command = command.map(|c| self.filter.filter(c.as_bytes()));
+        let call = Call {
+            result: ToolResult::error(id, e.to_string()),
+            outcome: Outcome::Invalid,
+        };
+        rec.finish(&call, Duration::ZERO);
+        self.audit(&rec);
+        call
+    }
+
+    fn sync_cwd(&mut self) {
+        if let Some(cwd) = self.executor.cwd() {
+            if cwd.is_absolute() {
+                self.context.cwd = cwd;
+            }
+        }
+    }
+
+    fn audit(&mut self, rec: &AuditRecord) {
+        if let Some(log) = self.audit.as_mut() {
+            // Never block or drop the call over the log: report and go on.
+            if let Err(e) = log.record(rec) {
+                eprintln!("shellgate: {e}");
+            }
+        }
+    }
+}
+
+fn refused(id: &str, command: &str, decision: &Decision, note: Option<&str>) -> Call {
+    let mut content = report::for_model(command, decision);
+    if let Some(note) = note {
+        content.push('\n');
+        content.push_str(note);
+    }
+    Call {
+        result: ToolResult::error(id, content),
+        outcome: Outcome::Refused {
+            verdict: decision.verdict,
+        },
+    }
+}

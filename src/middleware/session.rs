@@ -1,0 +1,743 @@
+//! [`BashSession`]: the persistent bash session of the bash-tool documentation, done right.
+//!
+//! - **One bash process** (`bash --noprofile --norc`, non-interactive, so no job control), in
+//!   its own process group, started in the configured directory with a **controlled
+//!   environment**: the parent's environment is cleared and only [`ENV_ALLOWLIST`] is copied
+//!   from it, plus the configured extras. State persists across calls: working directory,
+//!   variables, functions, files.
+//! - **stderr interleaved with stdout** in the order written: the session's first act is
+//!   `exec 2>&1`, so both go down one pipe.
+//! - **A random sentinel per call** (16 bytes from the OS's random source, via `getrandom`),
+//!   printed after the command with its exit status and the working directory. The command
+//!   text is delivered in a quoted here-document whose delimiter is random too, read into a
+//!   variable and run with `eval`, so an unterminated quote, a here-document, a backslash or
+//!   any other text in the command cannot swallow or fake the sentinel line. The command's
+//!   stdin is `/dev/null`, so a command waiting for input sees EOF instead of hanging.
+//! - **A timeout that kills the whole process group** (SIGKILL to `-pgid`: the shell and
+//!   everything it started, background jobs included) and starts a new session, reported as
+//!   an error. Output is read by a thread into a bounded channel; the caller waits on it with
+//!   a deadline (no busy loop).
+//! - **Output redacted and capped while it streams**: redacted first ([`StreamRedaction`]:
+//!   the built-in credential rules by default), so that no secret is cut in two by the cap;
+//!   then at most [`SessionConfig::max_output`] bytes are kept
+//!   (the first third and the last two thirds; errors land at the end), the rest is counted and
+//!   discarded while the stream is still consumed up to the sentinel, so the session stays in
+//!   sync and a command printing forever costs bounded memory until the timeout kills it. A
+//!   marker line says where and how much was discarded.
+//! - **Resource limits** ([`ResourceLimits`]: CPU time, memory, file size, processes), applied
+//!   with `ulimit` (soft and hard) in the session's startup script; a limit that cannot be
+//!   applied makes the start fail rather than run unlimited. They apply to the shell itself
+//!   and to each process it starts (CPU time is per process; the process limit is per user,
+//!   and root is exempt from it).
+//!
+//! The shell exiting (`exit`, `set -e`, a fatal signal) is reported as an error and a new
+//! session is started. A process that leaves the process group (`setsid`) escapes the kill:
+//! run the session in a container or VM as well.
+
+use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TryRecvError};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+
+use super::{ExecError, Executor, Output};
+use crate::redact::{Redactor, RuleSet};
+
+/// The variables copied from the parent's environment (when set). Everything else is cleared.
+pub const ENV_ALLOWLIST: &[&str] = &["PATH", "HOME", "LANG", "LC_ALL", "TERM", "USER"];
+
+/// `PATH` when the parent has none.
+const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+
+/// How long a new shell may take to report ready, at least.
+const MIN_START_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How often a waiting call checks whether the shell itself has exited (a background job can
+/// keep the pipe open after the shell is gone).
+const EXIT_POLL: Duration = Duration::from_millis(100);
+
+/// Resource limits for the session and every process it starts; `None` leaves a limit as
+/// inherited.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ResourceLimits {
+    /// CPU seconds per process (`ulimit -t`).
+    pub cpu_seconds: Option<u64>,
+    /// Virtual memory per process, in bytes (`ulimit -v`, rounded up to KiB).
+    pub memory_bytes: Option<u64>,
+    /// Largest file a process may write, in bytes (`ulimit -f`, rounded up to KiB).
+    pub file_size_bytes: Option<u64>,
+    /// Processes of the user (`ulimit -u`; not enforced for root).
+    pub processes: Option<u64>,
+}
+
+impl ResourceLimits {
+    fn script(&self) -> String {
+        let kib = |b: u64| b.div_ceil(1024);
+        let mut s = String::new();
+        let mut add = |flag: &str, v: Option<u64>| {
+            if let Some(v) = v {
+                s.push_str(&format!("ulimit -{flag} {v} || exit 97\n"));
+            }
+        };
+        add("t", self.cpu_seconds);
+        add("v", self.memory_bytes.map(kib));
+        add("f", self.file_size_bytes.map(kib));
+        add("u", self.processes);
+        s
+    }
+}
+
+/// Redaction applied to a command's output as it streams, before it is capped.
+///
+/// Capping keeps the start and the end of a long output and discards the middle; redacting
+/// first means a secret cut by that gap (a private-key block, say) cannot leave a part of
+/// itself unrecognised. Redaction is idempotent, so the [`Guard`](super::Guard)'s own filter
+/// may redact again.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub enum StreamRedaction {
+    /// No redaction in the session: output is capped as it comes.
+    Off,
+    /// The built-in credential rules (the default).
+    #[default]
+    Builtin,
+    /// These rules.
+    Rules(Arc<RuleSet>),
+}
+
+/// How a [`BashSession`] is started and run.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct SessionConfig {
+    /// The directory the session starts (and restarts) in.
+    pub cwd: PathBuf,
+    /// How long one command may run before the session is killed and restarted.
+    pub timeout: Duration,
+    /// Bytes of output kept per command; the rest is counted and discarded.
+    pub max_output: usize,
+    /// Resource limits.
+    pub limits: ResourceLimits,
+    /// Variables set in the session besides [`ENV_ALLOWLIST`] (these win).
+    pub env: Vec<(OsString, OsString)>,
+    /// The bash binary (found on the parent's `PATH` when not a path).
+    pub bash: PathBuf,
+    /// Redaction of the output stream before it is capped.
+    pub redaction: StreamRedaction,
+}
+
+impl SessionConfig {
+    /// Defaults: a 30-second timeout, 256 KiB of output kept, built-in stream redaction, no
+    /// resource limits, no extra variables, `bash` from `PATH`.
+    pub fn new(cwd: impl Into<PathBuf>) -> SessionConfig {
+        SessionConfig {
+            cwd: cwd.into(),
+            timeout: Duration::from_secs(30),
+            max_output: 256 * 1024,
+            limits: ResourceLimits::default(),
+            env: Vec::new(),
+            bash: PathBuf::from("bash"),
+            redaction: StreamRedaction::default(),
+        }
+    }
+
+    /// Set the timeout.
+    pub fn timeout(mut self, timeout: Duration) -> SessionConfig {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Set how many bytes of output are kept per command.
+    pub fn max_output(mut self, bytes: usize) -> SessionConfig {
+        self.max_output = bytes;
+        self
+    }
+
+    /// Set the resource limits.
+    pub fn limits(mut self, limits: ResourceLimits) -> SessionConfig {
+        self.limits = limits;
+        self
+    }
+
+    /// Add a variable to the session's environment.
+    pub fn env(mut self, name: impl Into<OsString>, value: impl Into<OsString>) -> SessionConfig {
+        self.env.push((name.into(), value.into()));
+        self
+    }
+
+    /// Set how output is redacted as it streams.
+    pub fn redaction(mut self, redaction: StreamRedaction) -> SessionConfig {
+        self.redaction = redaction;
+        self
+    }
+
+    /// Use another bash binary.
+    pub fn bash(mut self, bash: impl Into<PathBuf>) -> SessionConfig {
+        self.bash = bash.into();
+        self
+    }
+}
+
+/// One persistent bash process; see the [module docs](self). Dropping it kills the session's
+/// whole process group.
+#[derive(Debug)]
+pub struct BashSession {
+    config: SessionConfig,
+    shell: Option<Shell>,
+    cwd: PathBuf,
+}
+
+impl BashSession {
+    /// Start a session.
+    pub fn new(mut config: SessionConfig) -> Result<BashSession, ExecError> {
+        if !config.cwd.is_absolute() {
+            let here = std::env::current_dir()
+                .map_err(|e| ExecError::Start(format!("cannot read the current directory: {e}")))?;
+            config.cwd = here.join(&config.cwd);
+        }
+        let cwd = config.cwd.clone();
+        let mut session = BashSession {
+            config,
+            shell: None,
+            cwd,
+        };
+        session.start()?;
+        Ok(session)
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &SessionConfig {
+        &self.config
+    }
+
+    /// The session's working directory, as of the last command (`$PWD`).
+    pub fn working_dir(&self) -> &Path {
+        &self.cwd
+    }
+
+    /// The shell's process id, which is also its process group id; `None` between a failed
+    /// restart and the next call.
+    pub fn pid(&self) -> Option<u32> {
+        self.shell.as_ref().map(|s| s.child.id())
+    }
+
+    fn start(&mut self) -> Result<(), ExecError> {
+        self.shell = None; // kills the old one, if any
+        let (shell, cwd) = Shell::spawn(&self.config)?;
+        self.shell = Some(shell);
+        self.cwd = cwd;
+        Ok(())
+    }
+
+    fn run_command(&mut self, command: &str) -> Result<Output, ExecError> {
+        if command.contains('\0') {
+            return Err(ExecError::InvalidCommand(
+                "the command contains a NUL byte".to_string(),
+            ));
+        }
+        if self.shell.is_none() {
+            self.start()?;
+        }
+        let Some(shell) = self.shell.as_mut() else {
+            return Err(ExecError::Start("no session".to_string()));
+        };
+        let token = token()?;
+        let newline = if command.ends_with('\n') { "" } else { "\n" };
+        // The command goes into a variable through a quoted here-document, whose body is
+        // never expanded and ends only at the random delimiter line. The variable's name is
+        // random too, so no earlier command can have made it readonly (which would make
+        // `read` fail and `eval` run a stale value). `\builtin` because an alias (with
+        // `expand_aliases`) must not turn the wrapper into something else; `|| :` because
+        // read returns 1 at the end of its input, which `set -e` must not see.
+        let script = format!(
+            "IFS= \\builtin read -r -d '' SG_CMD_{token} <<'SG_EOF_{token}' || :\n\
+             {command}{newline}SG_EOF_{token}\n\
+             \\builtin eval \"$SG_CMD_{token}\" < /dev/null\n\
+             \\builtin printf '\\n%s %d %s %s\\n' SG_END_{token} \"$?\" \"$PWD\" SG_END_{token}\n\
+             \\builtin unset SG_CMD_{token}\n"
+        );
+        let deadline = Instant::now() + self.config.timeout;
+        let rules = match &self.config.redaction {
+            StreamRedaction::Off => None,
+            StreamRedaction::Builtin => Some(RuleSet::builtin()),
+            StreamRedaction::Rules(rules) => Some(&**rules),
+        };
+        let mut scanner = Scanner::new(&format!("SG_END_{token}"), self.config.max_output, rules);
+        let outcome = match shell
+            .stdin
+            .write_all(script.as_bytes())
+            .and_then(|()| shell.stdin.flush())
+        {
+            Ok(()) => shell.read_until(&mut scanner, deadline),
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Wait::Exited,
+            Err(e) => {
+                self.shell = None;
+                let _ = self.start();
+                return Err(ExecError::Io(e));
+            }
+        };
+        match outcome {
+            Wait::Done { status, cwd } => {
+                if let Some(cwd) = cwd {
+                    self.cwd = cwd;
+                }
+                let (output, dropped) = scanner.into_output();
+                Ok(Output {
+                    output,
+                    status: Some(status),
+                    dropped,
+                })
+            }
+            Wait::TimedOut => {
+                let (output, _) = scanner.into_output();
+                let restarted = self.start().is_ok();
+                Err(ExecError::Timeout {
+                    after: self.config.timeout,
+                    output,
+                    restarted,
+                })
+            }
+            Wait::Exited => {
+                let status = self.shell.as_mut().and_then(Shell::exit_status);
+                let (output, _) = scanner.into_output();
+                // If the new session cannot start, the next call tries again and says why.
+                let _ = self.start();
+                Err(ExecError::SessionExited { status, output })
+            }
+        }
+    }
+}
+
+impl Executor for BashSession {
+    fn run(&mut self, command: &str) -> Result<Output, ExecError> {
+        self.run_command(command)
+    }
+
+    /// Kill the session's process group and start a new session in the configured directory.
+    fn restart(&mut self) -> Result<(), ExecError> {
+        self.start()
+    }
+
+    fn cwd(&self) -> Option<PathBuf> {
+        Some(self.cwd.clone())
+    }
+}
+
+/// A running shell. Dropping it kills its process group and reaps it.
+#[derive(Debug)]
+struct Shell {
+    child: Child,
+    stdin: ChildStdin,
+    rx: Receiver<Vec<u8>>,
+    pgid: Option<Pid>,
+}
+
+enum Wait {
+    Done { status: i32, cwd: Option<PathBuf> },
+    TimedOut,
+    Exited,
+}
+
+impl Shell {
+    fn spawn(config: &SessionConfig) -> Result<(Shell, PathBuf), ExecError> {
+        let mut cmd = Command::new(&config.bash);
+        cmd.arg("--noprofile").arg("--norc").env_clear();
+        for name in ENV_ALLOWLIST {
+            if let Some(v) = std::env::var_os(name) {
+                cmd.env(name, v);
+            } else if *name == "PATH" {
+                cmd.env(name, DEFAULT_PATH);
+            }
+        }
+        // bash keeps a logical $PWD (symlinks as given) only if it is told where it is.
+        cmd.env("PWD", &config.cwd);
+        for (k, v) in &config.env {
+            cmd.env(k, v);
+        }
+        cmd.current_dir(&config.cwd)
+            .process_group(0)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| ExecError::Start(format!("{}: {e}", config.bash.display())))?;
+        let pgid = i32::try_from(child.id()).ok().map(Pid::from_raw);
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(ExecError::Start("no pipes to the shell".to_string()));
+        };
+        // Bounded: if nobody reads (a background job printing between calls), the reader
+        // blocks, then the pipe fills, then the writer blocks; memory stays bounded.
+        let (tx, rx) = mpsc::sync_channel(16);
+        let mut shell = Shell {
+            child,
+            stdin,
+            rx,
+            pgid,
+        };
+        std::thread::Builder::new()
+            .name("shellgate-bash-reader".to_string())
+            .spawn(move || read_pipe(stdout, tx))
+            .map_err(|e| ExecError::Start(format!("cannot start the output reader: {e}")))?;
+
+        let token = token()?;
+        let script = format!(
+            "exec 2>&1\n{}\\builtin printf '\\n%s %d %s %s\\n' SG_END_{token} 0 \"$PWD\" SG_END_{token}\n",
+            config.limits.script()
+        );
+        if let Err(e) = shell
+            .stdin
+            .write_all(script.as_bytes())
+            .and_then(|()| shell.stdin.flush())
+        {
+            return Err(ExecError::Start(format!("cannot write to the shell: {e}")));
+        }
+        let mut scanner = Scanner::new(&format!("SG_END_{token}"), 16 * 1024, None);
+        let deadline = Instant::now() + config.timeout.max(MIN_START_TIMEOUT);
+        match shell.read_until(&mut scanner, deadline) {
+            Wait::Done { cwd, .. } => Ok((shell, cwd.unwrap_or_else(|| config.cwd.clone()))),
+            Wait::TimedOut => Err(ExecError::Start(
+                "the shell did not become ready in time".to_string(),
+            )),
+            Wait::Exited => {
+                let (out, _) = scanner.into_output();
+                let out = String::from_utf8_lossy(&out);
+                Err(ExecError::Start(format!(
+                    "the shell exited at startup (a resource limit that cannot be set?): {}",
+                    out.trim()
+                )))
+            }
+        }
+    }
+
+    /// Feed output into `scanner` until its sentinel line, the deadline, or the shell's exit.
+    fn read_until(&mut self, scanner: &mut Scanner, deadline: Instant) -> Wait {
+        loop {
+            let now = Instant::now();
+            if now >= deadline {
+                return Wait::TimedOut;
+            }
+            match self.rx.recv_timeout((deadline - now).min(EXIT_POLL)) {
+                Ok(chunk) => {
+                    if let Some(done) = scanner.push(&chunk) {
+                        return done;
+                    }
+                }
+                Err(RecvTimeoutError::Disconnected) => return Wait::Exited,
+                Err(RecvTimeoutError::Timeout) => {
+                    if matches!(self.child.try_wait(), Ok(Some(_))) {
+                        // Gone, though something still holds the pipe: take what is there.
+                        loop {
+                            match self.rx.try_recv() {
+                                Ok(chunk) => {
+                                    if let Some(done) = scanner.push(&chunk) {
+                                        return done;
+                                    }
+                                }
+                                Err(TryRecvError::Empty | TryRecvError::Disconnected) => {
+                                    return Wait::Exited
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The shell's exit status, once it has exited (killing the group first if it has not).
+    fn exit_status(&mut self) -> Option<i32> {
+        if let Ok(Some(status)) = self.child.try_wait() {
+            return status.code();
+        }
+        self.kill_group();
+        self.child.wait().ok().and_then(|s| s.code())
+    }
+
+    fn kill_group(&self) {
+        if let Some(pgid) = self.pgid {
+            // ESRCH (the group is already gone) is fine.
+            let _ = killpg(pgid, Signal::SIGKILL);
+        }
+    }
+}
+
+impl Drop for Shell {
+    fn drop(&mut self) {
+        // Kill before reaping: while the shell is unreaped (or any member lives), its pid
+        // cannot be reused, so the signal cannot reach a stranger's group.
+        self.kill_group();
+        let _ = self.child.wait();
+    }
+}
+
+fn read_pipe(mut out: ChildStdout, tx: SyncSender<Vec<u8>>) {
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match out.read(&mut buf) {
+            Ok(0) => return,
+            Ok(n) => {
+                if tx.send(buf[..n].to_vec()).is_err() {
+                    return; // the session is gone
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return,
+        }
+    }
+}
+
+/// 32 random hex digits.
+fn token() -> Result<String, ExecError> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(|e| {
+        ExecError::Io(std::io::Error::other(format!(
+            "no randomness for the sentinel: {e}"
+        )))
+    })?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Finds the sentinel line `\nSENTINEL STATUS PWD SENTINEL\n` in the stream and keeps what
+/// comes before it in a [`Capture`].
+struct Scanner<'r> {
+    /// `\nSENTINEL `: the start of the sentinel line.
+    start: Vec<u8>,
+    /// ` SENTINEL\n`: its end.
+    end: Vec<u8>,
+    /// Bytes that might be the beginning of `start`, not yet committed.
+    pending: Vec<u8>,
+    /// After `start` was seen: the rest of the sentinel line so far.
+    trailer: Option<Vec<u8>>,
+    capture: Sink<'r>,
+}
+
+/// Longest sentinel line accepted (the working directory is in it).
+const MAX_TRAILER: usize = 64 * 1024;
+
+impl<'r> Scanner<'r> {
+    fn new(sentinel: &str, max_output: usize, rules: Option<&'r RuleSet>) -> Scanner<'r> {
+        Scanner {
+            start: format!("\n{sentinel} ").into_bytes(),
+            end: format!(" {sentinel}\n").into_bytes(),
+            pending: Vec::new(),
+            trailer: None,
+            capture: Sink {
+                redactor: rules.map(Redactor::new),
+                buf: Vec::new(),
+                capture: Capture::new(max_output),
+            },
+        }
+    }
+
+    fn push(&mut self, chunk: &[u8]) -> Option<Wait> {
+        let trailer = match self.trailer.as_mut() {
+            Some(t) => {
+                t.extend_from_slice(chunk);
+                t
+            }
+            None => {
+                self.pending.extend_from_slice(chunk);
+                match memchr::memmem::find(&self.pending, &self.start) {
+                    Some(i) => {
+                        self.capture.push(&self.pending[..i]);
+                        let rest = self.pending.split_off(i + self.start.len());
+                        self.pending.clear();
+                        self.trailer.insert(rest)
+                    }
+                    None => {
+                        let keep = self.pending.len().min(self.start.len() - 1);
+                        let commit = self.pending.len() - keep;
+                        self.capture.push(&self.pending[..commit]);
+                        self.pending.drain(..commit);
+                        return None;
+                    }
+                }
+            }
+        };
+        let Some(j) = memchr::memmem::find(trailer, &self.end) else {
+            if trailer.len() > MAX_TRAILER {
+                // Not a sentinel line after all (cannot happen without the token): give up
+                // on this call; the timeout restarts the session.
+                trailer.truncate(MAX_TRAILER);
+            }
+            return None;
+        };
+        let line = &trailer[..j];
+        let (status, pwd) = match memchr::memchr(b' ', line) {
+            Some(k) => (&line[..k], &line[k + 1..]),
+            None => (line, &b""[..]),
+        };
+        let status = std::str::from_utf8(status)
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(-1);
+        let cwd = Some(PathBuf::from(std::ffi::OsStr::from_bytes(pwd))).filter(|p| p.is_absolute());
+        // Anything after the sentinel line came from a background job; it is dropped.
+        Some(Wait::Done { status, cwd })
+    }
+
+    /// What was captured, with bytes that could have been the sentinel's start committed.
+    fn into_output(mut self) -> (Vec<u8>, u64) {
+        let pending = std::mem::take(&mut self.pending);
+        self.capture.push(&pending);
+        self.capture.finish()
+    }
+}
+
+/// Redacts (when configured) and then captures the command's output.
+struct Sink<'r> {
+    redactor: Option<Redactor<'r>>,
+    buf: Vec<u8>,
+    capture: Capture,
+}
+
+impl Sink<'_> {
+    fn push(&mut self, data: &[u8]) {
+        match &mut self.redactor {
+            Some(r) => {
+                self.buf.clear();
+                r.feed(data, &mut self.buf);
+                self.capture.push(&self.buf);
+            }
+            None => self.capture.push(data),
+        }
+    }
+
+    fn finish(mut self) -> (Vec<u8>, u64) {
+        if let Some(r) = &mut self.redactor {
+            self.buf.clear();
+            r.finish(&mut self.buf);
+            self.capture.push(&self.buf);
+        }
+        self.capture.finish()
+    }
+}
+
+/// Keeps the first third and the last two thirds of `max` bytes of a stream, counting what
+/// falls in between.
+struct Capture {
+    head: Vec<u8>,
+    tail: std::collections::VecDeque<u8>,
+    head_cap: usize,
+    tail_cap: usize,
+    dropped: u64,
+}
+
+impl Capture {
+    fn new(max: usize) -> Capture {
+        let head_cap = max / 3;
+        Capture {
+            head: Vec::new(),
+            tail: std::collections::VecDeque::new(),
+            head_cap,
+            tail_cap: max - head_cap,
+            dropped: 0,
+        }
+    }
+
+    fn push(&mut self, mut data: &[u8]) {
+        if self.head.len() < self.head_cap {
+            let n = (self.head_cap - self.head.len()).min(data.len());
+            self.head.extend_from_slice(&data[..n]);
+            data = &data[n..];
+        }
+        if data.is_empty() {
+            return;
+        }
+        if data.len() >= self.tail_cap {
+            self.dropped += (self.tail.len() + data.len() - self.tail_cap) as u64;
+            self.tail.clear();
+            self.tail.extend(&data[data.len() - self.tail_cap..]);
+        } else {
+            let overflow = (self.tail.len() + data.len()).saturating_sub(self.tail_cap);
+            self.dropped += overflow as u64;
+            self.tail.drain(..overflow);
+            self.tail.extend(data);
+        }
+    }
+
+    fn finish(self) -> (Vec<u8>, u64) {
+        let Capture {
+            mut head,
+            tail,
+            dropped,
+            ..
+        } = self;
+        let mut tail: Vec<u8> = tail.into();
+        if dropped == 0 {
+            head.extend_from_slice(&tail);
+            return (head, 0);
+        }
+        let mut dropped = dropped;
+        // Cut on line boundaries near the gap, so that no line (and no secret in it) is kept
+        // in part.
+        if let Some(i) = memchr::memrchr(b'\n', &head) {
+            if head.len() - i <= head.len() / 4 + 1 {
+                dropped += (head.len() - i - 1) as u64;
+                head.truncate(i + 1);
+            }
+        }
+        if let Some(i) = memchr::memchr(b'\n', &tail) {
+            if i <= tail.len() / 4 {
+                dropped += (i + 1) as u64;
+                tail.drain(..=i);
+            }
+        }
+        if !head.is_empty() && !head.ends_with(b"\n") {
+            head.push(b'\n');
+        }
+        head.extend_from_slice(
+            format!("[... {dropped} bytes of output discarded here ...]\n").as_bytes(),
+        );
+        head.extend_from_slice(&tail);
+        (head, dropped)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capture_keeps_head_and_tail_and_counts_the_rest() {
+        let mut c = Capture::new(30);
+        for i in 0..100 {
+            c.push(format!("{i:03}\n").as_bytes());
+        }
+        let (out, dropped) = c.finish();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.starts_with("000\n001\n"), "{text}");
+        assert!(text.ends_with("098\n099\n"), "{text}");
+        assert!(text.contains("bytes of output discarded here"), "{text}");
+        let kept_lines = text.lines().filter(|l| l.len() == 3).count() as u64;
+        assert_eq!(kept_lines * 4 + dropped, 400, "{text}");
+    }
+
+    #[test]
+    fn scanner_finds_a_sentinel_split_across_chunks() {
+        let mut s = Scanner::new("SG_END_abc", 1024, None);
+        let stream = b"hello\nworld\nSG_END_abc 3 /tmp/x y SG_END_abc\ntrailing";
+        let mut done = None;
+        for chunk in stream.chunks(3) {
+            if let Some(d) = s.push(chunk) {
+                done = Some(d);
+                break;
+            }
+        }
+        match done {
+            Some(Wait::Done { status, cwd }) => {
+                assert_eq!(status, 3);
+                assert_eq!(cwd, Some(PathBuf::from("/tmp/x y")));
+            }
+            _ => panic!("no sentinel"),
+        }
+        assert_eq!(s.into_output(), (b"hello\nworld".to_vec(), 0));
+    }
+}

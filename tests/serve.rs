@@ -1,0 +1,460 @@
+//! `policy-check serve` and `policy-check run` as subprocesses, the way an application
+//! drives them.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+const POLICY: &str = r#"
+[policy]
+name = "serve-test"
+default = "deny"
+
+[paths]
+read = ["{workspace}", "{workspace}/**"]
+write = ["/dev/null", "{workspace}/**"]
+
+[programs.echo]
+operands = "text"
+
+[programs.cat]
+operands = "path-read"
+
+[programs.pwd]
+operands = []
+
+[programs.cd]
+operands = ["path-read"]
+
+[programs.sleep]
+operands = "text"
+"#;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_policy-check"))
+}
+
+/// A workspace with the test policy written next to it (outside the workspace).
+fn setup() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(ws.join("sub")).unwrap();
+    std::fs::write(dir.path().join("policy.toml"), POLICY).unwrap();
+    (dir, ws)
+}
+
+struct Served {
+    answers: Vec<Value>,
+    code: Option<i32>,
+    stderr: String,
+}
+
+fn serve(dir: &Path, ws: &Path, extra: &[&str], lines: &[String]) -> Served {
+    let mut child = bin()
+        .arg("serve")
+        .arg("--policy")
+        .arg(dir.join("policy.toml"))
+        .arg("--cwd")
+        .arg(ws)
+        .args(if extra.contains(&"--timeout") {
+            &[][..]
+        } else {
+            &["--timeout", "2"][..]
+        })
+        .args(extra)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = lines.join("\n");
+    input.push('\n');
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    let answers = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            serde_json::from_str(l).unwrap_or_else(|e| panic!("answer {l:?} is not JSON: {e}"))
+        })
+        .collect();
+    Served {
+        answers,
+        code: out.status.code(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn tool_use(id: &str, input: Value) -> Value {
+    json!({"type": "tool_use", "id": id, "name": "bash", "input": input})
+}
+
+fn line(v: Value) -> String {
+    v.to_string()
+}
+
+#[test]
+fn serve_answers_every_line_in_order() {
+    let (dir, ws) = setup();
+    let lines = vec![
+        line(tool_use("toolu_1", json!({"command": "rm -rf sub"}))),
+        "{not json".to_string(),
+        String::new(),
+        line(json!({"role": "assistant", "content": [
+            {"type": "text", "text": "Two calls."},
+            tool_use("toolu_2", json!({"command": "rm -rf /"})),
+            {"type": "tool_use", "id": "toolu_3", "name": "web_search", "input": {"query": "x"}},
+            tool_use("toolu_4", json!({"restart": true})),
+        ]})),
+        line(json!({"hello": "world"})),
+        line(tool_use(
+            "toolu_5",
+            json!({"command": "ls", "restart": true}),
+        )),
+        line(
+            json!({"type": "tool_use", "id": "toolu_6", "name": "bash", "input": {"command": ["ls"]}}),
+        ),
+    ];
+    let s = serve(dir.path(), &ws, &[], &lines);
+    assert_eq!(s.code, Some(0), "{}", s.stderr);
+    assert_eq!(
+        s.answers.len(),
+        lines.len(),
+        "one answer per line: {:?}",
+        s.answers
+    );
+    let a = &s.answers;
+
+    assert_eq!(a[0]["type"], "tool_result");
+    assert_eq!(a[0]["tool_use_id"], "toolu_1");
+    assert_eq!(a[0]["is_error"], true);
+    assert!(a[0]["content"].as_str().unwrap().contains("was not run"));
+    assert!(
+        ws.join("sub").is_dir(),
+        "a refused command changed the workspace"
+    );
+
+    for i in [1, 2, 4] {
+        assert_eq!(a[i]["type"], "error", "line {i}: {}", a[i]);
+        assert!(a[i]["error"]["message"].is_string());
+    }
+    assert!(a[1]["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("malformed JSON"));
+
+    assert_eq!(a[3]["role"], "user");
+    let results = a[3]["content"].as_array().unwrap();
+    let ids: Vec<&str> = results
+        .iter()
+        .map(|r| r["tool_use_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["toolu_2", "toolu_3", "toolu_4"]);
+    assert_eq!(results[0]["is_error"], true);
+    assert_eq!(results[1]["is_error"], true);
+    assert!(results[1]["content"]
+        .as_str()
+        .unwrap()
+        .contains("unknown tool"));
+    assert_eq!(results[2]["is_error"], false);
+
+    assert_eq!(a[5]["tool_use_id"], "toolu_5");
+    assert!(a[5]["content"].as_str().unwrap().contains("not both"));
+    assert_eq!(a[6]["tool_use_id"], "toolu_6");
+    assert!(a[6]["content"]
+        .as_str()
+        .unwrap()
+        .contains("must be a string"));
+}
+
+#[test]
+fn serve_writes_the_audit_log() {
+    let (dir, ws) = setup();
+    let audit = dir.path().join("audit.jsonl");
+    let lines = vec![
+        line(tool_use(
+            "toolu_1",
+            json!({"command": "rm -rf / # password=hunter2"}),
+        )),
+        line(tool_use("toolu_2", json!({"restart": true}))),
+    ];
+    let s = serve(
+        dir.path(),
+        &ws,
+        &["--audit", audit.to_str().unwrap()],
+        &lines,
+    );
+    assert_eq!(s.code, Some(0), "{}", s.stderr);
+    let log = std::fs::read_to_string(&audit).unwrap();
+    let records: Vec<Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 2);
+    assert_eq!(records[0]["tool_use_id"], "toolu_1");
+    assert_eq!(records[0]["verdict"], "deny");
+    assert_eq!(records[1]["action"], "restart");
+}
+
+/// The pids of `parent`'s children.
+fn children(parent: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let Some((_, rest)) = stat.rsplit_once(") ") else {
+            continue;
+        };
+        let ppid = rest.split(' ').nth(1).and_then(|p| p.parse::<u32>().ok());
+        if ppid == Some(parent) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+#[test]
+fn serve_kills_its_session_at_end_of_input() {
+    let (dir, ws) = setup();
+    let mut child = bin()
+        .args(["serve", "--timeout", "2", "--policy"])
+        .arg(dir.path().join("policy.toml"))
+        .arg("--cwd")
+        .arg(&ws)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    writeln!(stdin, "{}", line(tool_use("t", json!({"restart": true})))).unwrap();
+    let mut answer = String::new();
+    stdout.read_line(&mut answer).unwrap();
+    assert!(answer.contains("restarted"), "{answer}");
+    let shells = children(child.id());
+    assert_eq!(shells.len(), 1, "expected one bash child, found {shells:?}");
+    drop(stdin);
+    let until = Instant::now() + Duration::from_secs(2);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < until, "serve did not exit at end of input");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success());
+    assert!(
+        !Path::new(&format!("/proc/{}", shells[0])).exists(),
+        "the bash session outlived serve"
+    );
+}
+
+#[test]
+fn run_refuses_with_exit_1_and_an_explanation() {
+    let (dir, ws) = setup();
+    let out = bin()
+        .args(["run", "--timeout", "2", "--policy"])
+        .arg(dir.path().join("policy.toml"))
+        .arg("--cwd")
+        .arg(&ws)
+        .args(["--", "rm -rf sub"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("was not run"));
+    assert!(out.stdout.is_empty());
+    assert!(ws.join("sub").is_dir());
+}
+
+#[test]
+fn bad_arguments_are_usage_errors() {
+    let (dir, ws) = setup();
+    let policy = dir.path().join("policy.toml");
+    for args in [
+        vec!["serve", "--timeout", "0"],
+        vec!["serve", "--timeout", "soon"],
+        vec!["serve", "--cwd", "/nonexistent/shellgate"],
+        vec!["run", "--policy", "/nonexistent/policy.toml", "--", "ls"],
+    ] {
+        let mut cmd = bin();
+        cmd.args(&args);
+        if !args.contains(&"--policy") {
+            cmd.arg("--policy").arg(&policy);
+        }
+        if !args.contains(&"--cwd") {
+            cmd.arg("--cwd").arg(&ws);
+        }
+        let out = cmd.stdin(Stdio::null()).output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+// ---- the allow path ----
+
+#[test]
+fn serve_keeps_one_session_across_lines() {
+    let (dir, ws) = setup();
+    let lines = vec![
+        line(tool_use("t1", json!({"command": "cd sub"}))),
+        line(tool_use("t2", json!({"command": "echo kept > note.txt"}))),
+        line(tool_use("t3", json!({"command": "pwd; cat note.txt"}))),
+        line(tool_use("t4", json!({"command": "cat ../../policy.toml"}))),
+    ];
+    let s = serve(dir.path(), &ws, &[], &lines);
+    assert_eq!(s.code, Some(0), "{}", s.stderr);
+    assert_eq!(s.answers[0]["is_error"], false, "{}", s.answers[0]);
+    assert_eq!(s.answers[1]["is_error"], false, "{}", s.answers[1]);
+    assert_eq!(
+        s.answers[2]["content"],
+        format!("{}\nkept\n", ws.join("sub").display())
+    );
+    // Relative to the session's real cwd (ws/sub), ../../policy.toml is outside the workspace.
+    assert_eq!(s.answers[3]["is_error"], true);
+    assert!(s.answers[3]["content"]
+        .as_str()
+        .unwrap()
+        .contains("was not run"));
+    assert!(ws.join("sub/note.txt").exists());
+}
+
+#[test]
+fn serve_answers_an_api_response_with_several_tool_uses() {
+    let (dir, ws) = setup();
+    let response = json!({
+        "id": "msg_01", "type": "message", "role": "assistant", "model": "m", "stop_reason": "tool_use",
+        "content": [
+            {"type": "text", "text": "Three commands."},
+            tool_use("toolu_a", json!({"command": "echo first"})),
+            tool_use("toolu_b", json!({"command": "cat missing.txt"})),
+            tool_use("toolu_c", json!({"command": "echo 'multi\nline' \"$((2+3))\""})),
+        ],
+    });
+    let s = serve(dir.path(), &ws, &[], &[line(response)]);
+    assert_eq!(s.code, Some(0), "{}", s.stderr);
+    let results = s.answers[0]["content"].as_array().unwrap();
+    assert_eq!(results.len(), 3);
+    assert_eq!(results[0]["content"], "first\n");
+    assert_eq!(results[1]["is_error"], true);
+    let missing = results[1]["content"].as_str().unwrap();
+    assert!(
+        missing.contains("No such file") && missing.ends_with("exit status 1"),
+        "{missing}"
+    );
+    assert_eq!(results[2]["content"], "multi\nline 5\n");
+}
+
+#[test]
+fn serve_reports_a_timeout_and_recovers() {
+    let (dir, ws) = setup();
+    let lines = vec![
+        line(tool_use("t1", json!({"command": "sleep 10"}))),
+        line(tool_use("t2", json!({"command": "echo alive"}))),
+    ];
+    let started = Instant::now();
+    let s = serve(dir.path(), &ws, &["--timeout", "1"], &lines);
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(s.answers[0]["is_error"], true);
+    assert!(s.answers[0]["content"]
+        .as_str()
+        .unwrap()
+        .starts_with("Error: command timed out after 1 second"));
+    assert_eq!(s.answers[1]["content"], "alive\n");
+}
+
+#[test]
+fn run_prints_the_output_of_an_allowed_command() {
+    let (dir, ws) = setup();
+    let run = |cmd: &str| {
+        bin()
+            .args(["run", "--timeout", "2", "--policy"])
+            .arg(dir.path().join("policy.toml"))
+            .arg("--cwd")
+            .arg(&ws)
+            .args(["--", cmd])
+            .output()
+            .unwrap()
+    };
+    let out = run("echo hi");
+    assert_eq!(
+        (out.status.code(), out.stdout.as_slice()),
+        (Some(0), &b"hi\n"[..])
+    );
+    let out = run("cat missing.txt");
+    assert_eq!(out.status.code(), Some(3));
+}
+
+#[test]
+fn serve_redacts_secrets_in_output_and_in_the_audit_log() {
+    let (dir, ws) = setup();
+    let audit = dir.path().join("audit.jsonl");
+    let secret = "q7Rk2VbN9wLmZ4xT8yH3pJc6DfGs1UaWe0iOnB5t";
+    let cmd = format!("echo 'aws_secret_access_key = {secret}'");
+    let s = serve(
+        dir.path(),
+        &ws,
+        &["--audit", audit.to_str().unwrap()],
+        &[line(tool_use("t1", json!({"command": cmd})))],
+    );
+    assert_eq!(s.code, Some(0), "{}", s.stderr);
+    assert_eq!(
+        s.answers[0]["content"],
+        "aws_secret_access_key = [REDACTED:aws-secret-access-key]\n"
+    );
+    let log = std::fs::read_to_string(&audit).unwrap();
+    assert!(log.contains("REDACTED") && !log.contains(secret), "{log}");
+}
+
+#[test]
+fn serve_applies_the_policys_redact_table() {
+    let (dir, ws) = setup();
+    let extra = "\n[redact]\n\n[[redact.rule]]\nid = \"acme-token\"\nkeywords = [\"acme_\"]\nregex = '''\\b(acme_[a-z0-9]{32})\\b'''\n";
+    std::fs::write(dir.path().join("policy.toml"), format!("{POLICY}{extra}")).unwrap();
+    let cmd = "echo 'token acme_q7rk2vbn9wlmz4xt8yh3pjc6dfgs1uaw'";
+    let s = serve(
+        dir.path(),
+        &ws,
+        &[],
+        &[line(tool_use("t1", json!({"command": cmd})))],
+    );
+    assert_eq!(s.code, Some(0), "{}", s.stderr);
+    assert_eq!(s.answers[0]["content"], "token [REDACTED:acme-token]\n");
+
+    let bad = "\n[redact]\n\n[[redact.rule]]\nid = \"broken\"\nkeywords = [\"abc\"]\nregex = '''(unclosed'''\n";
+    std::fs::write(dir.path().join("policy.toml"), format!("{POLICY}{bad}")).unwrap();
+    let s = serve(dir.path(), &ws, &[], &[]);
+    assert_eq!(s.code, Some(2));
+    assert!(s.stderr.contains("[redact]"), "{}", s.stderr);
+}
+
+#[test]
+fn serve_answers_an_overlong_line_without_holding_it() {
+    let (dir, ws) = setup();
+    let lines = vec![
+        "x".repeat(17 << 20),
+        line(tool_use("t2", json!({"restart": true}))),
+    ];
+    let s = serve(dir.path(), &ws, &[], &lines);
+    assert_eq!(s.code, Some(0), "{}", s.stderr);
+    assert_eq!(s.answers.len(), 2);
+    assert_eq!(s.answers[0]["type"], "error");
+    assert!(s.answers[0]["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("longer than"));
+    assert_eq!(s.answers[1]["tool_use_id"], "t2");
+}
