@@ -471,22 +471,23 @@ impl RuleSet {
         }
     }
 
-    /// Candidate rules for one line (slow path for rarely visited lines).
-    pub(crate) fn candidates(&self, line: &[u8], out: &mut Vec<u32>) {
+    /// Candidate rules for one line, with where their last keyword starts (slow path for
+    /// rarely visited lines).
+    pub(crate) fn candidates(&self, line: &[u8], out: &mut Vec<(u32, usize)>) {
         let mut hits = Vec::new();
         self.hits(line, &mut hits);
         out.clear();
-        out.extend(hits.iter().map(|h| h.2));
-        out.sort_unstable();
-        out.dedup();
+        out.extend(hits.iter().map(|h| (h.2, h.0)));
+        super::stream::dedup_candidates(out);
     }
 
-    /// Redacts one line (or held unit) with the candidate rules `cands` (sorted rule indices)
-    /// plus `extra` (a section rule), appending the result to `out`.
+    /// Redacts one line (or held unit) with the candidate rules `cands` (sorted rule indices,
+    /// each with where its last keyword starts in the line) plus `extra` (a section rule, which
+    /// needs no keyword), appending the result to `out`.
     pub(crate) fn redact_line(
         &self,
         line: &[u8],
-        cands: &[u32],
+        cands: &[(u32, usize)],
         extra: Option<u32>,
         out: &mut Vec<u8>,
         counts: &mut [u64],
@@ -506,13 +507,16 @@ impl RuleSet {
         let mut markers_done = false;
         // A section rule (given only inside its section) goes first: there it is the most
         // specific rule.
-        let run = extra.into_iter().chain(cands.iter().copied().filter(|&c| {
-            !matches!(
-                self.rules.get(c as usize).map(|r| &r.kind),
-                Some(Kind::Section { .. })
-            )
-        }));
-        for ri in run {
+        let run = extra
+            .map(|e| (e, usize::MAX))
+            .into_iter()
+            .chain(cands.iter().copied().filter(|&(c, _)| {
+                !matches!(
+                    self.rules.get(c as usize).map(|r| &r.kind),
+                    Some(Kind::Section { .. })
+                )
+            }));
+        for (ri, last_keyword) in run {
             let (Some(rule), Some(slot)) = (self.rules.get(ri as usize), locs.get_mut(ri as usize))
             else {
                 continue;
@@ -522,9 +526,11 @@ impl RuleSet {
             // so it cannot hide a real secret inside its span; an accepted one resumes after
             // itself. Retrying keeps redaction idempotent: the second pass, where the first
             // pass's secrets are markers, finds nothing the first pass could have found.
+            // A match holds one of the rule's keywords (the prefilter's premise, checked on
+            // every example), so no match starts after the rule's last keyword in the line.
             let mut pos = 0;
             let mut retries = 0;
-            while pos <= line.len() {
+            while pos <= line.len() && pos <= last_keyword {
                 let (whole, span) = if rule.whole {
                     match rule.regex.find_at(line, pos) {
                         Some(m) => (m, Some((m.start(), m.end()))),
