@@ -193,15 +193,34 @@ pub fn shannon_entropy(data: &[u8]) -> f64 {
     for &b in data {
         counts[b as usize] += 1;
     }
+    // H = log2(n) - (1/n) * sum(c * log2(c)), with c * log2(c) from a table for small c.
     let n = data.len() as f64;
-    counts
+    let sum: f64 = counts
         .iter()
-        .filter(|&&c| c > 0)
-        .map(|&c| {
-            let p = f64::from(c) / n;
-            -p * p.log2()
-        })
-        .sum()
+        .filter(|&&c| c > 1)
+        .map(|&c| c_log2_c(c))
+        .sum();
+    (n.log2() - sum / n).max(0.0)
+}
+
+/// `c * log2(c)`, tabulated for the counts short secrets have.
+fn c_log2_c(c: u32) -> f64 {
+    static TABLE: OnceLock<[f64; 128]> = OnceLock::new();
+    let table = TABLE.get_or_init(|| {
+        let mut t = [0.0; 128];
+        for (i, v) in t.iter_mut().enumerate().skip(1) {
+            let x = i as f64;
+            *v = x * x.log2();
+        }
+        t
+    });
+    match table.get(c as usize) {
+        Some(&v) => v,
+        None => {
+            let x = f64::from(c);
+            x * x.log2()
+        }
+    }
 }
 
 impl RuleSet {
@@ -644,6 +663,32 @@ fn group_is_whole_match(pattern: &str, captures_len: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::group_is_whole_match;
+
+    #[test]
+    fn entropy_matches_the_definition() {
+        for s in [
+            &b"aaaa"[..],
+            b"abcd",
+            b"hunter2",
+            b"changeme",
+            b"q7Rk2VbN9wLmZ4xT8yH3pJc6",
+        ] {
+            let n = s.len() as f64;
+            let mut counts = std::collections::HashMap::new();
+            for &b in s {
+                *counts.entry(b).or_insert(0u32) += 1;
+            }
+            let h: f64 = counts
+                .values()
+                .map(|&c| {
+                    let p = f64::from(c) / n;
+                    -p * p.log2()
+                })
+                .sum();
+            assert!((super::shannon_entropy(s) - h).abs() < 1e-9, "{s:?}");
+        }
+        assert_eq!(super::shannon_entropy(b""), 0.0);
+    }
 
     #[test]
     fn whole_match_detection() {
