@@ -11,7 +11,8 @@ use serde::{Deserialize, Serialize};
 /// `\w` are byte/ASCII classes; write `(?u)` to opt back in). The secret is the capture group
 /// named `secret` if there is one, else group 1; it is replaced by `[REDACTED:<id>]`, the rest of
 /// the match stays. The regex runs only on lines that contain one of `keywords`
-/// (case-sensitive, 3 bytes or more), so every casing the regex should catch needs a keyword.
+/// (case-sensitive, 3 bytes or more) and a match must hold one of them, so every casing the
+/// regex should catch needs a keyword.
 ///
 /// Unknown keys are rejected, and the error names the rule id.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -193,15 +193,34 @@ pub fn shannon_entropy(data: &[u8]) -> f64 {
     for &b in data {
         counts[b as usize] += 1;
     }
+    // H = log2(n) - (1/n) * sum(c * log2(c)), with c * log2(c) from a table for small c.
     let n = data.len() as f64;
-    counts
+    let sum: f64 = counts
         .iter()
-        .filter(|&&c| c > 0)
-        .map(|&c| {
-            let p = f64::from(c) / n;
-            -p * p.log2()
-        })
-        .sum()
+        .filter(|&&c| c > 1)
+        .map(|&c| c_log2_c(c))
+        .sum();
+    (n.log2() - sum / n).max(0.0)
+}
+
+/// `c * log2(c)`, tabulated for the counts short secrets have.
+fn c_log2_c(c: u32) -> f64 {
+    static TABLE: OnceLock<[f64; 128]> = OnceLock::new();
+    let table = TABLE.get_or_init(|| {
+        let mut t = [0.0; 128];
+        for (i, v) in t.iter_mut().enumerate().skip(1) {
+            let x = i as f64;
+            *v = x * x.log2();
+        }
+        t
+    });
+    match table.get(c as usize) {
+        Some(&v) => v,
+        None => {
+            let x = f64::from(c);
+            x * x.log2()
+        }
+    }
 }
 
 impl RuleSet {
@@ -471,22 +490,23 @@ impl RuleSet {
         }
     }
 
-    /// Candidate rules for one line (slow path for rarely visited lines).
-    pub(crate) fn candidates(&self, line: &[u8], out: &mut Vec<u32>) {
+    /// Candidate rules for one line, with where their last keyword starts (slow path for
+    /// rarely visited lines).
+    pub(crate) fn candidates(&self, line: &[u8], out: &mut Vec<(u32, usize)>) {
         let mut hits = Vec::new();
         self.hits(line, &mut hits);
         out.clear();
-        out.extend(hits.iter().map(|h| h.2));
-        out.sort_unstable();
-        out.dedup();
+        out.extend(hits.iter().map(|h| (h.2, h.0)));
+        super::stream::dedup_candidates(out);
     }
 
-    /// Redacts one line (or held unit) with the candidate rules `cands` (sorted rule indices)
-    /// plus `extra` (a section rule), appending the result to `out`.
+    /// Redacts one line (or held unit) with the candidate rules `cands` (sorted rule indices,
+    /// each with where its last keyword starts in the line) plus `extra` (a section rule, which
+    /// needs no keyword), appending the result to `out`.
     pub(crate) fn redact_line(
         &self,
         line: &[u8],
-        cands: &[u32],
+        cands: &[(u32, usize)],
         extra: Option<u32>,
         out: &mut Vec<u8>,
         counts: &mut [u64],
@@ -506,13 +526,16 @@ impl RuleSet {
         let mut markers_done = false;
         // A section rule (given only inside its section) goes first: there it is the most
         // specific rule.
-        let run = extra.into_iter().chain(cands.iter().copied().filter(|&c| {
-            !matches!(
-                self.rules.get(c as usize).map(|r| &r.kind),
-                Some(Kind::Section { .. })
-            )
-        }));
-        for ri in run {
+        let run = extra
+            .map(|e| (e, usize::MAX))
+            .into_iter()
+            .chain(cands.iter().copied().filter(|&(c, _)| {
+                !matches!(
+                    self.rules.get(c as usize).map(|r| &r.kind),
+                    Some(Kind::Section { .. })
+                )
+            }));
+        for (ri, last_keyword) in run {
             let (Some(rule), Some(slot)) = (self.rules.get(ri as usize), locs.get_mut(ri as usize))
             else {
                 continue;
@@ -522,9 +545,11 @@ impl RuleSet {
             // so it cannot hide a real secret inside its span; an accepted one resumes after
             // itself. Retrying keeps redaction idempotent: the second pass, where the first
             // pass's secrets are markers, finds nothing the first pass could have found.
+            // A match holds one of the rule's keywords (the prefilter's premise, checked on
+            // every example), so no match starts after the rule's last keyword in the line.
             let mut pos = 0;
             let mut retries = 0;
-            while pos <= line.len() {
+            while pos <= line.len() && pos <= last_keyword {
                 let (whole, span) = if rule.whole {
                     match rule.regex.find_at(line, pos) {
                         Some(m) => (m, Some((m.start(), m.end()))),
@@ -638,6 +663,32 @@ fn group_is_whole_match(pattern: &str, captures_len: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::group_is_whole_match;
+
+    #[test]
+    fn entropy_matches_the_definition() {
+        for s in [
+            &b"aaaa"[..],
+            b"abcd",
+            b"hunter2",
+            b"changeme",
+            b"q7Rk2VbN9wLmZ4xT8yH3pJc6",
+        ] {
+            let n = s.len() as f64;
+            let mut counts = std::collections::HashMap::new();
+            for &b in s {
+                *counts.entry(b).or_insert(0u32) += 1;
+            }
+            let h: f64 = counts
+                .values()
+                .map(|&c| {
+                    let p = f64::from(c) / n;
+                    -p * p.log2()
+                })
+                .sum();
+            assert!((super::shannon_entropy(s) - h).abs() < 1e-9, "{s:?}");
+        }
+        assert_eq!(super::shannon_entropy(b""), 0.0);
+    }
 
     #[test]
     fn whole_match_detection() {

@@ -17,7 +17,8 @@
 //! of 16 to 24 cost least: larger groups verify more false candidates, smaller ones make more
 //! passes). A rule's regex runs only on the lines holding one of its keywords, and lines with no
 //! keyword are copied as they are. Keywords are a speed/recall trade-off: a regex never sees a
-//! line without one, so a rule lists the casings it catches (`token`, `TOKEN`, ...). Matches are filtered by the rule's entropy
+//! line without one, and a match is only taken where it holds one (the search stops after the
+//! rule's last keyword in the line), so a rule lists the casings it catches (`token`, `TOKEN`). Matches are filtered by the rule's entropy
 //! threshold, stopwords and allow patterns, and by the global allow patterns; of overlapping
 //! matches, the rule listed first wins. A match that touches an existing `[REDACTED:...]` marker
 //! is ignored, so redaction is idempotent.

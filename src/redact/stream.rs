@@ -36,7 +36,8 @@ pub struct Redactor<'r> {
     section: Option<(u32, usize)>,
     counts: Vec<u64>,
     hits: Vec<(usize, usize, u32)>,
-    cands: Vec<u32>,
+    /// Candidate rules of the current segment, with where their last keyword starts in it.
+    cands: Vec<(u32, usize)>,
     scratch: Scratch,
 }
 
@@ -112,6 +113,19 @@ fn has_key_material(body: &[u8]) -> bool {
         let t = strip_edges(trim(l));
         !t.is_empty() && !t.contains(&b':') && t.iter().any(|b| b.is_ascii_alphanumeric())
     })
+}
+
+/// Sorts candidates by rule and keeps one per rule, with its last keyword start.
+pub(crate) fn dedup_candidates(cands: &mut Vec<(u32, usize)>) {
+    cands.sort_unstable();
+    cands.dedup_by(|later, kept| {
+        if later.0 == kept.0 {
+            kept.1 = kept.1.max(later.1);
+            true
+        } else {
+            false
+        }
+    });
 }
 
 fn indent_of(line: &[u8]) -> usize {
@@ -248,12 +262,11 @@ impl<'r> Redactor<'r> {
                     break;
                 }
                 if e <= seg_end {
-                    cands.push(r);
+                    cands.push((r, h - seg_start));
                 }
                 hi += 1;
             }
-            cands.sort_unstable();
-            cands.dedup();
+            dedup_candidates(&mut cands);
             self.step(&region[seg_start..seg_end], &cands, out);
             pos = seg_end;
         }
@@ -262,7 +275,7 @@ impl<'r> Redactor<'r> {
     }
 
     /// Processes one segment with its candidate rules.
-    fn step(&mut self, seg: &[u8], cands: &[u32], out: &mut Vec<u8>) {
+    fn step(&mut self, seg: &[u8], cands: &[(u32, usize)], out: &mut Vec<u8>) {
         if let Some(mut h) = self.hold.take() {
             let end = match self.set.rules.get(h.rule as usize).map(|r| &r.kind) {
                 Some(Kind::Block { end, .. }) => end.is_match(seg),
@@ -295,7 +308,7 @@ impl<'r> Redactor<'r> {
             self.drain = None;
         }
         // A block rule's opening line starts holding.
-        for &c in cands {
+        for &(c, _) in cands {
             if let Some(Kind::Block { begin, .. }) = self.set.rules.get(c as usize).map(|r| &r.kind)
             {
                 if begin.is_match(seg) {
@@ -313,7 +326,7 @@ impl<'r> Redactor<'r> {
     }
 
     /// Redacts a line outside any block, tracking sections.
-    fn plain(&mut self, seg: &[u8], cands: &[u32], out: &mut Vec<u8>) {
+    fn plain(&mut self, seg: &[u8], cands: &[(u32, usize)], out: &mut Vec<u8>) {
         let mut extra = None;
         if let Some((rule, indent)) = self.section {
             if is_blank(seg) {
@@ -325,7 +338,7 @@ impl<'r> Redactor<'r> {
             }
         }
         if extra.is_none() {
-            for &c in cands {
+            for &(c, _) in cands {
                 if let Some(Kind::Section { header }) =
                     self.set.rules.get(c as usize).map(|r| &r.kind)
                 {
