@@ -1244,6 +1244,36 @@ mod constructs {
         }
     }
 
+    /// One input per statement node kind tree-sitter-bash produces: each is lowered.
+    #[test]
+    fn every_statement_node_kind_is_lowered() {
+        for src in [
+            "ls",                                       // command
+            "a=1",                                      // variable_assignment
+            "a=1 b=2",                                  // variable_assignments
+            "export A=1",                               // declaration_command
+            "unset A",                                  // unset_command
+            "a && b || c",                              // list
+            "a | b",                                    // pipeline
+            "! a",                                      // negated_command
+            "a > f",                                    // redirected_statement
+            "(a)",                                      // subshell
+            "{ a; }",                                   // compound_statement
+            "((a++))",                                  // compound_statement (arithmetic)
+            "if a; then b; elif c; then d; else e; fi", // if_statement, elif/else_clause
+            "while a; do b; done",                      // while_statement, do_group
+            "for x in a; do b; done",                   // for_statement
+            "for ((;;)); do b; done",                   // c_style_for_statement
+            "case a in b) c;; esac",                    // case_statement, case_item
+            "f() { a; }",                               // function_definition
+            "[[ -f a ]]",                               // test_command
+            "[ -f a ]",                                 // test_command ([)
+            "# comment",                                // comment
+        ] {
+            assert!(parse(src).is_ok(), "{src:?}: {:?}", parse(src).err());
+        }
+    }
+
     #[test]
     fn unknown_or_misread_syntax_is_refused() {
         for src in [
