@@ -1208,6 +1208,19 @@ mod constructs {
         );
     }
 
+    /// bash closes `${` at the first unquoted `}`: `${x:-{};rm x;}` runs rm.
+    #[test]
+    fn parameter_expansion_ends_at_the_first_brace() {
+        match parse("echo ${x:-{};rm x;}") {
+            Err(_) => {}
+            Ok(s) => assert!(argv_of(&s).contains(&vec!["rm".to_string(), "x".into()])),
+        }
+        assert_eq!(
+            argv("echo ${x:-a{b}c} ${x:-${y:-z}}"),
+            v(&[&["echo", "<dyn>", "<dyn>"]])
+        );
+    }
+
     #[test]
     fn single_quotes_do_not_quote_in_subscripts_and_arithmetic() {
         // bash runs id in all of these (indexed arrays expand subscripts as if double-quoted).
