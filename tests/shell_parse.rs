@@ -455,7 +455,6 @@ mod differential {
                 }
             }
         }
-        let _ = std::fs::remove_dir_all(&root);
         assert!(
             parsed >= 60,
             "only {parsed} of 120 generated commands parsed"
