@@ -254,6 +254,214 @@ mod differential {
         ir.len() == run.len() && ir.iter().zip(run).all(|(a, b)| a == "<dyn>" || a == b)
     }
 
+    /// `<dyn>` stands for any run of arguments (an unquoted expansion can vanish or split).
+    fn matches_loose(ir: &[String], run: &[String]) -> bool {
+        match ir.split_first() {
+            None => run.is_empty(),
+            Some((a, rest)) if a == "<dyn>" => {
+                (0..=run.len()).any(|k| matches_loose(rest, &run[k..]))
+            }
+            Some((a, rest)) => run
+                .split_first()
+                .is_some_and(|(b, r)| a == b && matches_loose(rest, r)),
+        }
+    }
+
+    /// A small deterministic generator of commands mixing quoting, escapes, substitutions,
+    /// redirections, here-documents, keywords and compound commands. (No `<(...)`: bash
+    /// does not wait for a process substitution, so its record would race.)
+    struct Gen(u64);
+
+    impl Gen {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
+            xs[(self.next() % xs.len() as u64) as usize]
+        }
+        fn chance(&mut self, percent: u64) -> bool {
+            self.next() % 100 < percent
+        }
+        fn prog(&mut self) -> String {
+            let p = self.pick(&["aa", "bb", "cc", "dd"]);
+            let forms = [
+                p.to_string(),
+                format!("'{p}'"),
+                format!("\"{p}\""),
+                format!("{}\\{}", &p[..1], &p[1..]),
+                format!("$'{p}'"),
+                format!("{}''{}", &p[..1], &p[1..]),
+            ];
+            forms[(self.next() % forms.len() as u64) as usize].clone()
+        }
+        fn word(&mut self, depth: u32) -> String {
+            if depth > 0 && self.chance(20) {
+                let inner = self.simple(depth - 1);
+                let t = self.pick(&[
+                    "$(%)",
+                    "\"$(%)\"",
+                    "`%`",
+                    "${x:-$(%)}",
+                    "\"${x:-$(%)}\"",
+                    "$((1+$(%)))",
+                    "${a[$(%)]}",
+                ]);
+                return t.replace('%', &inner);
+            }
+            self.pick(&[
+                "a",
+                "-x",
+                "--y=z",
+                "'q q'",
+                "\"d $ e\"",
+                "f\\ g",
+                "\\;",
+                "\\|",
+                "\\&",
+                "'it'\\''s'",
+                "$'t\\x41'",
+                "\"\\\"\"",
+                "h#i",
+                "~/p",
+                "{j,k}",
+                "*.none",
+                "$\"l\"",
+                "a=b",
+                "'{'",
+                "\\$m",
+            ])
+            .to_string()
+        }
+        fn simple(&mut self, depth: u32) -> String {
+            let mut s = self.prog();
+            for _ in 0..self.next() % 3 {
+                s.push_str(self.pick(&[" ", " ", "\t", " \\\n "]));
+                let w = self.word(depth);
+                s.push_str(&w);
+            }
+            if self.chance(20) {
+                s.push_str(self.pick(&[
+                    " >/dev/null",
+                    ">/dev/null",
+                    " 2>&1",
+                    " </dev/null",
+                    " <<<x",
+                    " &>/dev/null",
+                    " 2>/dev/null",
+                    " 0</dev/null",
+                ]));
+            }
+            if self.chance(10) {
+                s = format!("{}{s}", self.pick(&["X=1 ", "X='a b' ", "X=$(aa) ", "X= "]));
+            }
+            s
+        }
+        fn stmt(&mut self, depth: u32) -> String {
+            match self.next() % 20 {
+                0 if depth > 0 => format!("{{ {}; }}", self.list(depth - 1)),
+                1 if depth > 0 => format!("({})", self.list(depth - 1)),
+                2 if depth > 0 => {
+                    format!("if {}; then {}; fi", self.simple(1), self.list(depth - 1))
+                }
+                3 if depth > 0 => format!("for i in 1; do {}; done", self.list(depth - 1)),
+                4 if depth > 0 => format!("case x in x|y) {};; esac", self.list(depth - 1)),
+                5 if depth > 0 => format!("f() {{ {}; }}; f", self.list(depth - 1)),
+                6 => format!(
+                    "{} <<EOF\nx $({}) `{}`\nEOF\n",
+                    self.prog(),
+                    self.simple(0),
+                    self.simple(0)
+                ),
+                7 => format!("{} <<'EOF'\nx $(zz)\nEOF\n", self.prog()),
+                8 => format!("time {}", self.simple(1)),
+                9 => format!("! {}", self.simple(1)),
+                10 => format!("[[ -n {} ]] && {}", self.word(1), self.simple(1)),
+                11 => format!(
+                    "(( {} )); {}",
+                    self.pick(&["1", "x=1", "$(aa)", "a[$(bb)]"]),
+                    self.simple(1)
+                ),
+                _ => self.simple(1),
+            }
+        }
+        fn list(&mut self, depth: u32) -> String {
+            let mut s = self.stmt(depth);
+            for _ in 0..self.next() % 3 {
+                let sep =
+                    self.pick(&[";", " ; ", "|", " | ", "&&", " && ", "\n", " |& ", " # c\n"]);
+                if s.ends_with('\n') {
+                    s.pop();
+                    if matches!(sep.trim(), ";" | "") {
+                        s.push('\n');
+                        s.push_str(&self.stmt(depth));
+                        continue;
+                    }
+                }
+                s.push_str(sep);
+                s.push_str(&self.stmt(depth));
+            }
+            s
+        }
+    }
+
+    /// Generated commands: every program bash runs (recording stubs on PATH) appears in
+    /// the IR with the same argv, unless the command is refused. This is the harness that
+    /// found the split-word, backtick, subscript and `${` misreads pinned above.
+    #[test]
+    fn generated_commands_never_hide_what_bash_runs() {
+        let mut gen = Gen(0x5eed_1234_abcd_0001);
+        let programs: Vec<String> = ["aa", "bb", "cc", "dd"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let mut failures = Vec::new();
+        let mut parsed = 0;
+        for n in 0..120 {
+            let cmd = gen.list(2);
+            let Ok(script) = parse(&cmd) else { continue };
+            parsed += 1;
+            let ir: Vec<Vec<String>> = argv_of(&script)
+                .into_iter()
+                .map(|c| {
+                    c.into_iter()
+                        .filter(|w| !w.starts_with("<T") && !w.starts_with("<B"))
+                        .collect()
+                })
+                .collect();
+            // A fresh directory per command: a late writer cannot leak into the next one.
+            let root = scratch(&format!("generated-{n}"));
+            let executed = run_bash(&cmd, &programs, &root);
+            let mut remaining = ir.clone();
+            for run in executed {
+                let best = remaining
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, c)| matches_loose(c, &run))
+                    .max_by_key(|(_, c)| {
+                        (
+                            c.iter().filter(|w| *w != "<dyn>").count(),
+                            usize::MAX - c.len(),
+                        )
+                    })
+                    .map(|(i, _)| i);
+                match best {
+                    Some(i) => {
+                        remaining.remove(i);
+                    }
+                    None => failures.push(format!("{cmd:?}: bash ran {run:?}, IR has {ir:?}")),
+                }
+            }
+        }
+        assert!(
+            parsed >= 60,
+            "only {parsed} of 120 generated commands parsed"
+        );
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+
     #[test]
     fn ir_argv_equals_what_bash_executes() {
         let mut failures = Vec::new();
@@ -1208,6 +1416,19 @@ mod constructs {
         );
     }
 
+    /// bash closes `${` at the first unquoted `}`: `${x:-{};rm x;}` runs rm.
+    #[test]
+    fn parameter_expansion_ends_at_the_first_brace() {
+        match parse("echo ${x:-{};rm x;}") {
+            Err(_) => {}
+            Ok(s) => assert!(argv_of(&s).contains(&vec!["rm".to_string(), "x".into()])),
+        }
+        assert_eq!(
+            argv("echo ${x:-a{b}c} ${x:-${y:-z}}"),
+            v(&[&["echo", "<dyn>", "<dyn>"]])
+        );
+    }
+
     #[test]
     fn single_quotes_do_not_quote_in_subscripts_and_arithmetic() {
         // bash runs id in all of these (indexed arrays expand subscripts as if double-quoted).
@@ -1241,6 +1462,36 @@ mod constructs {
                 all.contains(&vec!["rm".to_string(), "-rf".into(), "/tmp/v".into()]),
                 "{src:?}: {all:?}"
             );
+        }
+    }
+
+    /// One input per statement node kind tree-sitter-bash produces: each is lowered.
+    #[test]
+    fn every_statement_node_kind_is_lowered() {
+        for src in [
+            "ls",                                       // command
+            "a=1",                                      // variable_assignment
+            "a=1 b=2",                                  // variable_assignments
+            "export A=1",                               // declaration_command
+            "unset A",                                  // unset_command
+            "a && b || c",                              // list
+            "a | b",                                    // pipeline
+            "! a",                                      // negated_command
+            "a > f",                                    // redirected_statement
+            "(a)",                                      // subshell
+            "{ a; }",                                   // compound_statement
+            "((a++))",                                  // compound_statement (arithmetic)
+            "if a; then b; elif c; then d; else e; fi", // if_statement, elif/else_clause
+            "while a; do b; done",                      // while_statement, do_group
+            "for x in a; do b; done",                   // for_statement
+            "for ((;;)); do b; done",                   // c_style_for_statement
+            "case a in b) c;; esac",                    // case_statement, case_item
+            "f() { a; }",                               // function_definition
+            "[[ -f a ]]",                               // test_command
+            "[ -f a ]",                                 // test_command ([)
+            "# comment",                                // comment
+        ] {
+            assert!(parse(src).is_ok(), "{src:?}: {:?}", parse(src).err());
         }
     }
 

@@ -2,6 +2,27 @@
 //!
 //! The parser is the trusted core and it fails closed: anything it does not fully understand
 //! is a [`ParseError`] with a stable code and a span, never a partial tree.
+//!
+//! # How a command is read
+//! 1. **Guards** (`guards.rs`): size limit; NUL, C0/C1 controls, DEL, bidi overrides and
+//!    zero-width characters are refused.
+//! 2. **Pre-pass** (`scan.rs`): a lexical scan that follows bash's quoting contexts. It
+//!    refuses a backslash-newline that joins two parts of one word and escapes inside
+//!    backticks, finds every redirection operator and here-document (bodies read as bash
+//!    reads them), and rewrites each operator to a plain `<` (same length) and blanks the
+//!    bodies, because tree-sitter-bash misreads several of them.
+//! 3. **tree-sitter-bash** parses the rewritten text; `time`, `!` and `coproc` that it reads
+//!    as program names are blanked and re-parsed. Any ERROR or MISSING node, a tree deeper
+//!    than [`Limits::max_depth`] or larger than [`Limits::max_nodes`], text outside the
+//!    tree, or an unknown node kind is refused.
+//! 4. **Lowering** (`lower.rs`) takes only the structure from the tree. Every word is read
+//!    again from the original text by our own lexer (`words.rs`), which re-parses each
+//!    substitution through this same pipeline (spans stay offsets into the top-level text).
+//!    Where the two readings disagree (a word boundary, a redirection, a descriptor), the
+//!    command is refused.
+//!
+//! Nothing recurses without a depth check, so hostile nesting is a [`ParseErrorKind::TooDeep`]
+//! and not a stack overflow.
 
 mod ansi_c;
 pub mod ast;

@@ -380,16 +380,14 @@ impl<'a> Scanner<'a> {
 
     fn scan_brace_param(&mut self, start: usize) -> Result<usize, ParseError> {
         self.enter(start)?;
-        let mut depth = 0usize;
         let mut i = start;
+        // Like bash, the first unquoted `}` closes (`${x:-{a}b}` is `{a` then `b}`).
         while let Some(b) = self.at(i) {
             match b {
-                b'}' if depth == 0 => {
+                b'}' => {
                     self.depth = self.depth.saturating_sub(1);
                     return Ok(i);
                 }
-                b'}' => depth -= 1,
-                b'{' => depth += 1,
                 b'\\' => {
                     if self.at(i + 1) == Some(b'\n') {
                         guards::check_line_continuation(self.s, i, 0)?;
