@@ -142,7 +142,6 @@ const DANGERS: &[Danger] = &[
         &[
             "--checkpoint-action", "--to-command", "--use-compress-program", "-I", "--info-script",
             "--new-volume-script", "-F", "--rsh-command", "-x", "--extract", "-c", "--create",
-            "-f", "--file",
         ],
         "run programs or write files",
         None,
@@ -250,15 +249,26 @@ pub fn lint_name_or_file(spec: &str) -> Result<Vec<Finding>, PolicyError> {
     };
     match loaded {
         Ok(policy) => Ok(lint_policy(&policy, &origin)),
-        Err(PolicyError::Invalid(diags)) => Ok(diags
-            .into_iter()
-            .map(|d| Finding {
-                severity: Severity::Error,
-                code: d.code,
-                message: d.message,
-                location: d.location,
-            })
-            .collect()),
+        Err(PolicyError::Invalid(diags)) => {
+            let mut out: Vec<Finding> = diags
+                .into_iter()
+                .map(|d| Finding {
+                    severity: Severity::Error,
+                    code: d.code,
+                    message: d.message,
+                    location: d.location,
+                })
+                .collect();
+            // Stable order: this file first, then included ones, each by position.
+            out.sort_by(|a, b| {
+                (a.location.file != origin, a.location.line, a.location.col).cmp(&(
+                    b.location.file != origin,
+                    b.location.line,
+                    b.location.col,
+                ))
+            });
+            Ok(out)
+        }
         Err(e) => Err(e),
     }
 }

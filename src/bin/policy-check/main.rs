@@ -86,6 +86,10 @@ enum Cmd {
         /// file:line:col. Repeatable.
         #[arg(long = "script", value_name = "PATH", num_args = 1..)]
         scripts: Vec<PathBuf>,
+        /// The COMMAND arguments are shell script files, like --script (for pre-commit,
+        /// which appends file names).
+        #[arg(long)]
+        files: bool,
         /// Commands to check (each one argument). Without any (and no --script), read JSON
         /// lines from stdin.
         #[arg(last = false, trailing_var_arg = true, allow_hyphen_values = true)]
@@ -95,8 +99,11 @@ enum Cmd {
     /// with file:line:col and a stable code. Exit 0 clean, 1 findings, 2 unreadable.
     Lint {
         /// Policy files (or shipped names). Repeatable.
-        #[arg(long, short = 'p', value_name = "FILE", num_args = 1.., required = true)]
+        #[arg(long, short = 'p', value_name = "FILE", num_args = 1..)]
         policy: Vec<String>,
+        /// More policy files (as pre-commit passes them).
+        #[arg(value_name = "FILE", required_unless_present = "policy")]
+        files: Vec<String>,
         /// Output format.
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
@@ -141,6 +148,9 @@ enum Cmd {
     Test {
         #[command(flatten)]
         policy: PolicyArgs,
+        /// More policy files to test (as pre-commit passes them).
+        #[arg(value_name = "FILE")]
+        files: Vec<String>,
     },
     /// Explain the decision for one command, with carets under each reason.
     Explain {
@@ -212,17 +222,28 @@ fn run(cli: Cli) -> Result<u8, String> {
             policy,
             cwd,
             format,
-            scripts,
-            commands,
+            mut scripts,
+            files,
+            mut commands,
         } => {
             let policy = load(&policy)?;
             let ctx = context(cwd)?;
+            if files {
+                scripts.extend(commands.drain(..).map(PathBuf::from));
+            }
             if format == Format::Sarif || !scripts.is_empty() {
                 return scripts::check_cmd(&policy, &ctx, format.out(), &commands, &scripts);
             }
             check(&policy, &ctx, format, commands)
         }
-        Cmd::Lint { policy, format } => lint::lint_cmd(&policy, format.out()),
+        Cmd::Lint {
+            mut policy,
+            files,
+            format,
+        } => {
+            policy.extend(files);
+            lint::lint_cmd(&policy, format.out())
+        }
         Cmd::Hook {
             agent,
             policy,
@@ -256,30 +277,23 @@ fn run(cli: Cli) -> Result<u8, String> {
             );
             Ok(0)
         }
-        Cmd::Test { policy } => {
-            // Loading already checks the examples; a failing one is an invalid policy (exit 2)
-            // there, but here it is the test result (exit 1).
-            let spec = policy.policy.as_deref().unwrap_or("read-only");
-            match Policy::from_name_or_file(spec) {
-                Ok(p) => {
-                    println!("{}: {} example(s) passed", spec, p.examples.len());
-                    Ok(0)
-                }
-                Err(e) => {
-                    let failing: Vec<_> = e
-                        .diagnostics()
-                        .iter()
-                        .filter(|d| d.code == "policy-example-failed")
-                        .collect();
-                    if failing.is_empty() || failing.len() != e.diagnostics().len() {
-                        return Err(e.to_string());
+        Cmd::Test { policy, files } => {
+            let mut specs: Vec<String> = policy.policy.into_iter().chain(files).collect();
+            if specs.is_empty() {
+                specs.push("read-only".into());
+            }
+            let mut code = 0;
+            for spec in &specs {
+                match test_one(spec) {
+                    Ok(c) => code = code.max(c),
+                    Err(e) if specs.len() == 1 => return Err(e),
+                    Err(e) => {
+                        eprintln!("policy-check: {e}");
+                        code = 2;
                     }
-                    for d in failing {
-                        println!("{d}");
-                    }
-                    Ok(1)
                 }
             }
+            Ok(code)
         }
         Cmd::Redact {
             policy,
@@ -300,6 +314,32 @@ fn run(cli: Cli) -> Result<u8, String> {
             let d = policy.evaluate(&ctx, &command);
             print!("{}", report::human(&command, &d, false));
             Ok(exit_for(d.verdict))
+        }
+    }
+}
+
+/// `test` for one policy: 0 its examples pass, 1 one fails, `Err` it does not load.
+fn test_one(spec: &str) -> Result<u8, String> {
+    // Loading already checks the examples; a failing one is an invalid policy (exit 2)
+    // there, but here it is the test result (exit 1).
+    match Policy::from_name_or_file(spec) {
+        Ok(p) => {
+            println!("{}: {} example(s) passed", spec, p.examples.len());
+            Ok(0)
+        }
+        Err(e) => {
+            let failing: Vec<_> = e
+                .diagnostics()
+                .iter()
+                .filter(|d| d.code == "policy-example-failed")
+                .collect();
+            if failing.is_empty() || failing.len() != e.diagnostics().len() {
+                return Err(e.to_string());
+            }
+            for d in failing {
+                println!("{d}");
+            }
+            Ok(1)
         }
     }
 }
