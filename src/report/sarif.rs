@@ -86,7 +86,7 @@ pub fn log(results: &[SarifResult]) -> Value {
         .map(|(id, _)| {
             json!({
                 "id": id,
-                "name": id,
+                "name": pascal_case(id),
                 "shortDescription": { "text": describe(id) },
             })
         })
@@ -158,6 +158,19 @@ pub fn log(results: &[SarifResult]) -> Value {
             "results": results,
         }]
     })
+}
+
+/// `program-not-allowed` → `ProgramNotAllowed`: the readable `name` SARIF wants beside the
+/// opaque `id`.
+fn pascal_case(code: &str) -> String {
+    code.split('-')
+        .map(|w| {
+            let mut c = w.chars();
+            c.next().map_or_else(String::new, |f| {
+                f.to_uppercase().chain(c).collect::<String>()
+            })
+        })
+        .collect()
 }
 
 /// A one-line description of a reason or diagnostic code, for `rules[].shortDescription`.
@@ -246,6 +259,7 @@ mod tests {
         let rules = run["tool"]["driver"]["rules"].as_array().expect("rules");
         assert_eq!(rules.len(), 2);
         assert_eq!(rules[0]["id"], "program-not-allowed");
+        assert_eq!(rules[0]["name"], "ProgramNotAllowed");
         let results = run["results"].as_array().expect("results");
         assert_eq!(results.len(), 3);
         assert_eq!(results[0]["ruleIndex"], 0);
