@@ -13,9 +13,13 @@ use crate::scripts::Out;
 pub fn lint_cmd(policies: &[String], format: Out) -> Result<u8, String> {
     let mut findings: Vec<Finding> = Vec::new();
     let mut unreadable = false;
+    let mut linted = 0usize;
     for spec in policies {
         match lint::lint_name_or_file(spec) {
-            Ok(f) => findings.extend(f),
+            Ok(f) => {
+                linted += 1;
+                findings.extend(f);
+            }
             Err(e) => {
                 eprintln!("policy-check: {e}");
                 unreadable = true;
@@ -39,15 +43,17 @@ pub fn lint_cmd(policies: &[String], format: Out) -> Result<u8, String> {
                 .iter()
                 .filter(|f| f.severity == Severity::Error)
                 .count();
-            writeln!(
-                out,
-                "{} polic{} linted: {} error(s), {} warning(s)",
-                policies.len(),
-                if policies.len() == 1 { "y" } else { "ies" },
-                errors,
-                findings.len() - errors
-            )
-            .map_err(w)?;
+            if linted > 0 {
+                writeln!(
+                    out,
+                    "{} polic{} linted: {} error(s), {} warning(s)",
+                    linted,
+                    if linted == 1 { "y" } else { "ies" },
+                    errors,
+                    findings.len() - errors
+                )
+                .map_err(w)?;
+            }
         }
         Out::Json => {
             for f in &findings {
