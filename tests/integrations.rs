@@ -307,7 +307,11 @@ fn gemini_hook_speaks_before_tool() {
         &gemini_payload("read_file", json!({"absolute_path": "/etc/passwd"})),
         &[],
     );
-    assert_eq!((c, v), (0, None));
+    assert_eq!(
+        (c, v),
+        (0, Some(json!({}))),
+        "no opinion is an empty object"
+    );
 }
 
 // ---------------------------------------------------------------- lint

@@ -8,7 +8,7 @@
 //! | `codex` | `Bash` | no output (Codex rejects `allow` without `updatedInput`) | deny (Codex does not support `ask` here) | `"deny"` + reason |
 //! | `gemini` | `run_shell_command` | `decision: "allow"` | deny (BeforeTool has no ask) | `decision: "deny"` + reason |
 //!
-//! Other tools get no output and exit 0 (no opinion). It fails closed: input that cannot be
+//! Other tools get no opinion: no output (`{}` for Gemini CLI, which parses stdout) and exit 0. It fails closed: input that cannot be
 //! read or understood, a policy that does not load, or an event other than the pre-tool one
 //! exits 2 with the reason on stderr, which all three agents document as "block the tool
 //! call and show stderr to the model".
@@ -80,6 +80,11 @@ pub fn hook_cmd(opts: &HookOptions<'_>) -> u8 {
         ))),
         Ok(_) => decide(opts, &input),
     };
+    // Gemini CLI parses stdout as JSON on exit 0; its documented "no opinion" is `{}`.
+    let result = result.map(|answer| match (answer, opts.agent) {
+        (None, Agent::Gemini) => Some(json!({})),
+        (answer, _) => answer,
+    });
     match result {
         Ok(None) => 0,
         Ok(Some(out)) => {
