@@ -196,3 +196,20 @@ fn test_subcommand_runs_examples() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("ex.toml:3:"));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn an_endless_stdin_line_is_skipped_with_its_line_number() {
+    let mut input = Vec::with_capacity(17 << 20);
+    input.push(b'"');
+    input.resize(17 << 20, b'a');
+    input.extend_from_slice(b"\"\n\"ls\"\n");
+    let out = run(
+        &["check", "--policy", "read-only", "--format", "json"],
+        Some(&input),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("stdin:1: line longer than"));
+    let l = lines(&out);
+    assert_eq!(l.len(), 1);
+    assert_eq!(l[0]["command"], "ls");
+}

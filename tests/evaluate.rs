@@ -399,7 +399,6 @@ fn developer_allows_ordinary_work() {
             "git push --force-with-lease origin main",
             "git push origin main",
             "git checkout -b feature",
-            "git config user.name 'A B'",
             "cargo build --release",
             "cargo test -p shellgate -- --nocapture",
             "npm install",
@@ -631,4 +630,103 @@ fn coproc_and_background_jobs_are_seen() {
     );
     let d = decide(read_only(), "ls & rm a");
     assert!(d.reasons.iter().any(|r| r.code == "program-not-allowed"));
+}
+
+#[test]
+fn ask_is_its_own_verdict_and_deny_outranks_it() {
+    let d = decide(developer(), "git reset --hard HEAD~1");
+    assert_eq!(d.verdict, Verdict::Ask);
+    assert_eq!(d.reasons[0].code, "option-ask");
+    let d = decide(developer(), "git clean -fd && git status");
+    assert_eq!(d.verdict, Verdict::Ask);
+    assert_eq!(d.reasons[0].code, "program-ask");
+    // The strictest verdict wins.
+    let d = decide(developer(), "git clean -fd; rm -rf /");
+    assert_eq!(d.verdict, Verdict::Deny);
+    assert!(d.reasons.iter().any(|r| r.verdict == Verdict::Ask));
+}
+
+#[test]
+fn checked_session_state_builtins_go_through_env_rules() {
+    assert_allowed(
+        developer(),
+        &[
+            "export RUST_LOG=debug",
+            "printf -v name '%s' x",
+            "RUST_BACKTRACE=1 cargo test",
+        ],
+    );
+    assert_denied(
+        developer(),
+        &[
+            ("export PATH=/tmp", "env-denied"),
+            ("export LD_PRELOAD=/tmp/x.so", "env-denied"),
+            ("printf -v PATH /tmp", "env-denied"),
+            ("printf -v 'a[$(id)]' x", "variable-name"),
+            ("printf -v \"$v\" x", "variable-name"),
+            ("export \"$v=1\"", "variable-name"),
+            ("export -f ls", "option-denied"),
+            ("export HOME=/tmp", "env-denied"),
+        ],
+    );
+}
+
+/// Regressions from the bypass corpus review (tests/corpus/bypass.tsv), one per finding class.
+#[test]
+fn regression_corpus_findings_stay_fixed() {
+    for p in [read_only(), developer()] {
+        assert_denied(
+            p,
+            &[
+                ("x=( ['$(rm -rf ~)']=1 )", "arithmetic-variable"),
+                ("x=( [i]=1 )", "arithmetic-variable"),
+                ("cat {~,x}/.ssh/id_rsa", "path-unresolved"),
+                ("cat ~{/.ssh/id_rsa,}", "path-unresolved"),
+                ("grep --color ~/.ssh/id_rsa -e .", "path-read-outside"),
+                ("uniq --group /home/user/.ssh/id_rsa", "path-read-outside"),
+                ("echo ~/.ssh/*", "path-read-outside"),
+                ("for f in /etc/*; do echo $f; done", "path-read-outside"),
+                ("[[ -f ~/.ssh/id_rsa ]]", "path-read-outside"),
+                ("cat .?/etc/passwd", "path-unresolved"),
+            ],
+        );
+    }
+    assert_denied(
+        developer(),
+        &[
+            (
+                "git --shallow-file status -c alias.x='!id' x",
+                "option-not-allowed",
+            ),
+            ("npm --tag test exec -c 'rm -rf ~'", "option-not-allowed"),
+            ("echo 'rm -rf ~' | sed 's/[/]/#/e'", "sed-script"),
+            ("awk '/[/\"]/ { system(\"rm -rf ~\") }' a", "awk-program"),
+            ("\\time -o/home/user/.bashrc ls", "wrapper-unverifiable"),
+            ("git diff --word-diff --output=/tmp/x", "path-write-outside"),
+            ("cargo clean --target-dir /home/user", "path-write-outside"),
+            ("npm ci --prefix ~", "option-denied"),
+            (
+                "python3 -m pytest --basetemp=/home/user",
+                "option-not-allowed",
+            ),
+            ("python3 -m http.server", "option-value-denied"),
+            ("echo x > sub/.git/config", "path-write-denied"),
+            ("echo ../evil > .git/commondir", "path-write-denied"),
+            ("npm_config_script_shell=/tmp/evil npm test", "env-denied"),
+            ("cargo test -- --logfile ~/.bashrc", "argument-denied"),
+            ("git blame --contents ~/.ssh/id_rsa x", "path-read-outside"),
+        ],
+    );
+    assert_allowed(
+        developer(),
+        &[
+            "git diff --word-diff",
+            "python3 -m pytest -p no:cacheprovider --cov=src",
+            "git config user.name",
+        ],
+    );
+    assert_eq!(
+        decide(developer(), "git config user.name 'A B'").verdict,
+        Verdict::Ask
+    );
 }

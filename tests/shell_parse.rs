@@ -387,6 +387,31 @@ mod limits {
         );
     }
 
+    /// Hostile words of the default maximum size parse in bounded time (the glob and
+    /// brace look-ahead is bounded; a quadratic scan took seconds here).
+    #[test]
+    fn hostile_words_are_not_quadratic() {
+        let n = Limits::default().max_bytes - 16;
+        for src in [
+            format!("echo {}", "{".repeat(n)),
+            format!("echo {}{}", "{".repeat(n / 2), "}".repeat(n / 2)),
+            format!("echo {}", "[".repeat(n)),
+            format!("echo {}]", "[".repeat(n - 1)),
+            format!("echo {}", "$".repeat(n)),
+            format!("echo {}", "${a}".repeat(n / 4)),
+            format!("echo {}", "time ".repeat(n / 5)),
+        ] {
+            let t = std::time::Instant::now();
+            let _ = parse(&src);
+            assert!(
+                t.elapsed().as_secs() < 20,
+                "{:?}: {:?}",
+                &src[..12],
+                t.elapsed()
+            );
+        }
+    }
+
     #[test]
     fn node_limit() {
         let src = "ls a b c; ".repeat(100);
@@ -404,5 +429,844 @@ mod limits {
     fn size_limit() {
         let src = "a".repeat(Limits::default().max_bytes + 1);
         assert_eq!(parse(&src).unwrap_err().kind, ParseErrorKind::TooLarge);
+    }
+}
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+    use shellgate::shell::{Arithmetic, Command, Param, Redirect, Span, Word, WordPart};
+
+    #[derive(Default)]
+    struct Spans {
+        all: Vec<Span>,
+        words: Vec<Span>,
+    }
+
+    impl Spans {
+        fn push(&mut self, s: Span) {
+            self.all.push(s);
+        }
+        fn extend(&mut self, s: impl IntoIterator<Item = Span>) {
+            self.all.extend(s);
+        }
+    }
+
+    /// Every span anywhere in the IR.
+    fn spans(script: &Script, out: &mut Spans) {
+        out.push(script.span);
+        for c in &script.commands {
+            out.push(c.span());
+            match c {
+                Command::Simple(s) => {
+                    for a in &s.assignments {
+                        out.extend([a.span, a.name_span]);
+                        a.subscript
+                            .iter()
+                            .chain(a.value.iter())
+                            .chain(a.array.iter())
+                            .for_each(|w| word(w, out));
+                    }
+                    s.words.iter().for_each(|w| word(w, out));
+                    s.redirects.iter().for_each(|r| redirect(r, out));
+                }
+                Command::Compound(c) => {
+                    spans(&c.body, out);
+                    c.words.iter().for_each(|w| word(w, out));
+                    c.arithmetic.iter().for_each(|a| arith(a, out));
+                    for a in &c.assignments {
+                        out.extend([a.span, a.name_span]);
+                    }
+                    c.redirects.iter().for_each(|r| redirect(r, out));
+                }
+                Command::Function(f) => {
+                    out.push(f.name_span);
+                    spans(&f.body, out);
+                    f.redirects.iter().for_each(|r| redirect(r, out));
+                }
+            }
+        }
+    }
+
+    fn redirect(r: &Redirect, out: &mut Spans) {
+        out.push(r.span);
+        word(&r.target, out);
+        if let Some(h) = &r.heredoc {
+            word(&h.body, out);
+        }
+    }
+
+    fn arith(a: &Arithmetic, out: &mut Spans) {
+        out.push(a.span);
+        a.words.iter().for_each(|w| word(w, out));
+    }
+
+    fn param(p: &Param, out: &mut Spans) {
+        out.push(p.span);
+        p.subscript
+            .iter()
+            .chain(p.words.iter())
+            .for_each(|w| word(w, out));
+        p.arithmetic.iter().for_each(|a| arith(a, out));
+    }
+
+    fn part(p: &WordPart, out: &mut Spans) {
+        match p {
+            WordPart::DoubleQuoted(ps) => ps.iter().for_each(|p| part(p, out)),
+            WordPart::Param(p) => param(p, out),
+            WordPart::CommandSubst(s) | WordPart::ProcessSubst { script: s, .. } => spans(s, out),
+            WordPart::Arithmetic(a) => arith(a, out),
+            _ => {}
+        }
+    }
+
+    fn word(w: &Word, out: &mut Spans) {
+        out.words.push(w.span);
+        out.push(w.span);
+        w.parts.iter().for_each(|p| part(p, out));
+    }
+
+    fn check(src: &str) -> Result<(), TestCaseError> {
+        match parse(src) {
+            Err(e) => {
+                prop_assert!(
+                    e.span.start <= e.span.end && e.span.end <= src.len(),
+                    "{e:?}"
+                );
+                prop_assert!(e.kind.code().starts_with("parse-"));
+            }
+            Ok(script) => {
+                let mut all = Spans::default();
+                spans(&script, &mut all);
+                for s in all.all {
+                    prop_assert!(
+                        s.start <= s.end && s.end <= src.len(),
+                        "{s:?} out of {}",
+                        src.len()
+                    );
+                    prop_assert!(
+                        src.is_char_boundary(s.start) && src.is_char_boundary(s.end),
+                        "{s:?}"
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    const SNIPPETS: &[&str] = &[
+        "ls",
+        " ",
+        "-la",
+        "|",
+        "|&",
+        "&&",
+        "||",
+        ";",
+        "&",
+        "\n",
+        "$(",
+        ")",
+        "`",
+        "'",
+        "\"",
+        "\\",
+        "\\\n",
+        "${",
+        "}",
+        "$((",
+        "))",
+        "((",
+        "[[",
+        "]]",
+        "<",
+        ">",
+        ">>",
+        "<<",
+        "<<-",
+        "<<<",
+        "EOF",
+        "\nEOF\n",
+        "<>",
+        ">&",
+        "2>&1",
+        "&>",
+        "{",
+        "}",
+        "(",
+        "*",
+        "?",
+        "[a]",
+        "~",
+        "=",
+        "x=",
+        "a[",
+        "]",
+        "$x",
+        "$'\\x41'",
+        "$\"",
+        "#",
+        "time ",
+        "! ",
+        "coproc ",
+        "if ",
+        "then ",
+        "fi",
+        "for ",
+        "in ",
+        "do ",
+        "done",
+        "case ",
+        "esac",
+        ";;",
+        "while ",
+        "function ",
+        "f()",
+        "é",
+        "\t",
+        "declare ",
+        "export ",
+        "unset ",
+        "<(",
+        ">(",
+        ":-",
+        "/",
+        "//",
+        "@Q",
+        "-eq",
+        "==",
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 1500, ..ProptestConfig::default() })]
+
+        #[test]
+        fn arbitrary_strings_never_panic(src in any::<String>()) {
+            check(&src)?;
+        }
+
+        #[test]
+        fn shellish_strings_never_panic(src in "[a-z0-9 $()`'\"\\\\|&;<>{}\\[\\]#=~*?!\n\t:/@-]{0,48}") {
+            check(&src)?;
+        }
+
+        #[test]
+        fn snippet_soup_never_panics(parts in proptest::collection::vec(proptest::sample::select(SNIPPETS), 0..24)) {
+            check(&parts.concat())?;
+        }
+
+        /// A command appended on a new line is always seen: as a command, or (when the line
+        /// is data: a here-document body, a quoted string) inside a word.
+        #[test]
+        fn appended_command_is_always_found(parts in proptest::collection::vec(proptest::sample::select(SNIPPETS), 0..12)) {
+            let prefix = parts.concat();
+            let src = format!("{prefix}\nrm -rf /tmp/victim");
+            if let Ok(script) = parse(&src) {
+                let victim = src.len() - "/tmp/victim".len();
+                let as_command = argv_of(&script).iter().any(|c| c.ends_with(&["/tmp/victim".to_string()]) && c.len() >= 2);
+                let mut all = Spans::default();
+                spans(&script, &mut all);
+                let in_word = all.words.iter().any(|w| w.start <= victim && victim < w.end);
+                prop_assert!(as_command || in_word, "{src:?}");
+            }
+        }
+    }
+}
+
+mod constructs {
+    use super::*;
+    use shellgate::shell::{Command, CompoundKind, Keyword, RedirectOp, SimpleCommand, WordPart};
+
+    fn simple(src: &str) -> Vec<SimpleCommand> {
+        parse(src)
+            .unwrap()
+            .all_simple_commands()
+            .into_iter()
+            .cloned()
+            .collect()
+    }
+
+    fn first_compound(src: &str) -> shellgate::shell::Compound {
+        match parse(src).unwrap().commands.into_iter().next() {
+            Some(Command::Compound(c)) => c,
+            other => panic!("{src:?}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn pipelines_mark_piped_input_and_background() {
+        let cmds = simple("a | b |& c & d");
+        assert_eq!(
+            cmds.iter().map(|c| c.piped_input).collect::<Vec<_>>(),
+            [false, true, true, false]
+        );
+        assert_eq!(
+            cmds.iter().map(|c| c.background).collect::<Vec<_>>(),
+            [true, true, true, false]
+        );
+        let cmds = simple("a&&b&");
+        assert!(cmds.iter().all(|c| c.background));
+    }
+
+    #[test]
+    fn subshells_groups_and_functions() {
+        assert_eq!(argv("(cd /tmp; ls)"), v(&[&["cd", "/tmp"], &["ls"]]));
+        assert_eq!(argv("{ ls; pwd; } > out"), v(&[&["ls"], &["pwd"]]));
+        let c = first_compound("{ ls; } > out");
+        assert_eq!(c.kind, CompoundKind::Group);
+        assert_eq!(c.redirects[0].op, RedirectOp::Write);
+        assert_eq!(c.redirects[0].target.static_value().as_deref(), Some("out"));
+        assert_eq!(first_compound("(ls)").kind, CompoundKind::Subshell);
+        match &parse("function g { id; } 2>/dev/null").unwrap().commands[0] {
+            Command::Function(f) => {
+                assert_eq!(f.name, "g");
+                assert_eq!(f.redirects[0].fd, Some(2));
+                assert_eq!(f.body.commands.len(), 1);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(argv("f() ( rm x )"), v(&[&["rm", "x"]]));
+        assert_eq!(kind("$(id)() { ls; }"), ParseErrorKind::Syntax);
+    }
+
+    #[test]
+    fn conditionals_and_loops() {
+        assert_eq!(
+            argv("if a; then b; elif c; then d; else e; fi"),
+            v(&[&["a"], &["b"], &["c"], &["d"], &["e"]])
+        );
+        assert_eq!(first_compound("if a; then b; fi").kind, CompoundKind::If);
+        let c = first_compound("for x in a $(id) c; do echo $x; done");
+        assert_eq!(c.kind, CompoundKind::For);
+        assert_eq!(c.assignments[0].name, "x");
+        assert_eq!(c.words.len(), 3);
+        assert_eq!(
+            argv("for x in a $(id); do echo $x; done"),
+            v(&[&["echo", "<dyn>"], &["id"]])
+        );
+        let c = first_compound("for ((i=0; i<$(id); i++)); do ls; done");
+        assert_eq!(c.kind, CompoundKind::ArithFor);
+        assert_eq!(c.arithmetic[0].assigns, ["i"]);
+        assert_eq!(
+            argv("for ((i=0; i<$(id); i++)); do ls; done"),
+            v(&[&["ls"], &["id"]])
+        );
+        assert_eq!(
+            first_compound("while a; do b; done").kind,
+            CompoundKind::While
+        );
+        assert_eq!(
+            first_compound("until a; do b; done").kind,
+            CompoundKind::Until
+        );
+        assert_eq!(argv("until a; do b; done"), v(&[&["a"], &["b"]]));
+        let c = first_compound("select x in a b; do ls; done");
+        assert_eq!(c.kind, CompoundKind::Select);
+        assert_eq!(c.words.len(), 2);
+    }
+
+    #[test]
+    fn case_subject_and_patterns_are_words() {
+        let c = first_compound("case $(id) in a|b*) ls;; *) rm x;; esac");
+        assert_eq!(c.kind, CompoundKind::Case);
+        assert_eq!(c.words.len(), 4);
+        assert_eq!(c.words[1].static_value().as_deref(), Some("a"));
+        assert_eq!(c.words[2].glob_pattern().as_deref(), Some("b*"));
+        assert_eq!(
+            argv("case $(id) in a|b*) ls;; *) rm x;; esac"),
+            v(&[&["ls"], &["rm", "x"], &["id"]])
+        );
+    }
+
+    #[test]
+    fn double_bracket_tests() {
+        let c = first_compound("[[ -f $(id) && $x -eq 3 && -v a[i] && $y =~ ^a ]]");
+        assert_eq!(c.kind, CompoundKind::Test);
+        assert_eq!(c.arithmetic.len(), 3);
+        assert_eq!(c.arithmetic[0].variables, ["x"]);
+        assert_eq!(c.arithmetic[2].variables, ["a", "i"]);
+        assert_eq!(argv("[[ -f $(id) ]]"), v(&[&["id"]]));
+        assert_eq!(argv("[[ $x -eq $(id) ]]"), v(&[&["id"]]));
+        assert_eq!(
+            argv("[ -f x ] && [ a = b ]"),
+            v(&[&["[", "-f", "x", "]"], &["[", "a", "=", "b", "]"]])
+        );
+    }
+
+    #[test]
+    fn arithmetic_commands_and_expansions() {
+        let c = first_compound("(( x = y + z[k] , w++ , --q , r += $n ))");
+        assert_eq!(c.kind, CompoundKind::Arithmetic);
+        let a = &c.arithmetic[0];
+        assert_eq!(a.variables, ["x", "y", "z", "k", "w", "q", "r", "n"]);
+        assert_eq!(a.assigns, ["x", "w", "q", "r"]);
+        assert_eq!(argv("(( $(id) ))"), v(&[&["id"]]));
+        assert_eq!(
+            argv("echo $((a + $(id)))"),
+            v(&[&["echo", "<dyn>"], &["id"]])
+        );
+        assert_eq!(argv("echo $[1+$(id)]"), v(&[&["echo", "<dyn>"], &["id"]]));
+        match &simple("echo $(( a == b ? c : d <= e ))")[0].words[1].parts[0] {
+            WordPart::Arithmetic(a) => {
+                assert_eq!(a.variables, ["a", "b", "c", "d", "e"]);
+                assert!(a.assigns.is_empty());
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn process_substitutions() {
+        assert_eq!(
+            argv("diff <(ls a) >(wc)"),
+            v(&[&["diff", "<dyn>", "<dyn>"], &["ls", "a"], &["wc"]])
+        );
+        match &simple("cat <(ls)")[0].words[1].parts[0] {
+            WordPart::ProcessSubst { output, script } => {
+                assert!(!output);
+                assert_eq!(script.span, shellgate::shell::Span::new(6, 8));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn parameter_expansions_with_nested_substitutions() {
+        assert_eq!(argv("echo ${x:-$(id)}"), v(&[&["echo", "<dyn>"], &["id"]]));
+        assert_eq!(argv("echo ${a[$(id)]}"), v(&[&["echo", "<dyn>"], &["id"]]));
+        assert_eq!(
+            argv("echo ${x/$(a)/$(b)}"),
+            v(&[&["echo", "<dyn>"], &["a"], &["b"]])
+        );
+        assert_eq!(
+            argv("echo \"${x:-`id`}\""),
+            v(&[&["echo", "<dyn>"], &["id"]])
+        );
+        assert_eq!(
+            argv("echo ${x:$(a):$(b)}"),
+            v(&[&["echo", "<dyn>"], &["a"], &["b"]])
+        );
+        // Single quotes are quotes in an unquoted ${...}...
+        assert_eq!(argv("echo ${x:-'$(id)'}"), v(&[&["echo", "<dyn>"]]));
+        // ...but literal inside double quotes, where bash runs the substitution: refused.
+        assert_eq!(kind("echo \"${x:-'$(id)'}\""), ParseErrorKind::Unsupported);
+        // Quotes inside a nested substitution are ordinary quotes.
+        assert_eq!(
+            argv("echo \"${x:-$(a''a)}\""),
+            v(&[&["echo", "<dyn>"], &["aa"]])
+        );
+        let p = |src: &str| match &simple(src)[0].words[1].parts[0] {
+            WordPart::Param(p) => p.clone(),
+            other => panic!("{other:?}"),
+        };
+        let x = p("echo ${!ref}");
+        assert!(x.indirect);
+        assert_eq!(x.name, "ref");
+        let x = p("echo ${!pre*}");
+        assert!(!x.indirect);
+        assert_eq!(x.operator.as_deref(), Some("!*"));
+        let x = p("echo ${x:1:n+1}");
+        assert_eq!(x.operator.as_deref(), Some(":"));
+        assert_eq!(x.arithmetic.len(), 2);
+        assert_eq!(x.arithmetic[1].variables, ["n"]);
+        let x = p("echo ${a[i+1]}");
+        assert_eq!(
+            x.subscript
+                .as_ref()
+                .and_then(|w| w.static_value())
+                .as_deref(),
+            Some("i+1")
+        );
+        assert_eq!(x.arithmetic[0].variables, ["i"]);
+        let x = p("echo ${x//a/b}");
+        assert_eq!(x.operator.as_deref(), Some("//"));
+        assert_eq!(x.words.len(), 2);
+        assert!(p("echo ${x:=v}").assigns());
+        assert_eq!(p("echo ${x@P}").operator.as_deref(), Some("@P"));
+        assert_eq!(p("echo $1").name, "1");
+        assert_eq!(p("echo $@").name, "@");
+    }
+
+    #[test]
+    fn assignments() {
+        let c = &simple("a=1 b+=x c[$(id)]=3 d=(x $(y)) ls")[0];
+        assert_eq!(c.assignments.len(), 4);
+        assert_eq!(
+            c.assignments[0]
+                .value
+                .as_ref()
+                .and_then(|w| w.static_value())
+                .as_deref(),
+            Some("1")
+        );
+        assert!(c.assignments[1].append);
+        assert_eq!(c.assignments[2].name, "c");
+        assert!(c.assignments[2].subscript.is_some());
+        assert_eq!(c.assignments[3].array.len(), 2);
+        assert_eq!(
+            argv("a=1 b+=x c[$(id)]=3 d=(x $(y)) ls"),
+            v(&[&["ls"], &["id"], &["y"]])
+        );
+        let c = &simple("x=")[0];
+        assert_eq!(
+            c.assignments[0]
+                .value
+                .as_ref()
+                .and_then(|w| w.static_value())
+                .as_deref(),
+            Some("")
+        );
+        let c = &simple("p=~/bin:~/x")[0];
+        assert_eq!(
+            c.assignments[0].value.as_ref().unwrap().parts,
+            [
+                WordPart::Tilde(String::new()),
+                WordPart::Literal("/bin:".into()),
+                WordPart::Tilde(String::new()),
+                WordPart::Literal("/x".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn declaration_commands_are_simple_commands() {
+        assert_eq!(argv("export X=1 Y"), v(&[&["export", "X=1", "Y"]]));
+        assert_eq!(argv("declare -x X=1"), v(&[&["declare", "-x", "X=1"]]));
+        assert_eq!(argv("local a=b"), v(&[&["local", "a=b"]]));
+        assert_eq!(argv("readonly r=1"), v(&[&["readonly", "r=1"]]));
+        assert_eq!(argv("typeset t=2"), v(&[&["typeset", "t=2"]]));
+        assert_eq!(argv("unset a b"), v(&[&["unset", "a", "b"]]));
+        assert_eq!(argv("export X=$(id)"), v(&[&["export", "<dyn>"], &["id"]]));
+        assert_eq!(
+            argv("declare -a a=(1 $(id))"),
+            v(&[&["declare", "-a", "<dyn>"], &["id"]])
+        );
+    }
+
+    #[test]
+    fn redirections() {
+        let c = &simple("cat <a >b >>c >|d <>e &>f &>>g >&2 2>&1 >&- <&3 >&file 3<<<s")[0];
+        let ops: Vec<_> = c.redirects.iter().map(|r| (r.fd, r.op)).collect();
+        use RedirectOp::*;
+        assert_eq!(
+            ops,
+            [
+                (None, Read),
+                (None, Write),
+                (None, Append),
+                (None, Clobber),
+                (None, ReadWrite),
+                (None, WriteAll),
+                (None, AppendAll),
+                (None, DupOut),
+                (Some(2), DupOut),
+                (None, DupOut),
+                (None, DupIn),
+                (None, WriteAll),
+                (Some(3), HereString)
+            ]
+        );
+        assert_eq!(c.redirects[0].span, shellgate::shell::Span::new(4, 6));
+        assert_eq!(c.redirects[8].span, shellgate::shell::Span::new(35, 39));
+        assert_eq!(argv("cat <<<$(id)"), v(&[&["cat"], &["id"]]));
+        assert_eq!(argv("cat 0<x y"), v(&[&["cat", "y"]]));
+        assert_eq!(argv("echo a 2&>f"), v(&[&["echo", "a", "2"]]));
+        assert_eq!(argv("aa >>f 1>&2  0<>g b"), v(&[&["aa", "b"]]));
+        assert_eq!(argv("echo a >x b"), v(&[&["echo", "a", "b"]]));
+        assert_eq!(argv("ls > $(id)"), v(&[&["ls"], &["id"]]));
+    }
+
+    #[test]
+    fn heredoc_details() {
+        let c = &simple("cat <<'EOF'\n$(id)\nEOF")[0];
+        let h = c.redirects[0].heredoc.as_ref().unwrap();
+        assert!(h.quoted);
+        assert_eq!(h.body.static_value().as_deref(), Some("$(id)\n"));
+        for quoted in [
+            "cat <<\"EOF\"\n$x\nEOF",
+            "cat <<\\EOF\n$x\nEOF",
+            "cat <<E\"O\"F\n$x\nEOF",
+        ] {
+            let c = &simple(quoted)[0];
+            assert!(
+                c.redirects[0].heredoc.as_ref().unwrap().quoted,
+                "{quoted:?}"
+            );
+            assert_eq!(
+                c.redirects[0]
+                    .heredoc
+                    .as_ref()
+                    .unwrap()
+                    .body
+                    .static_value()
+                    .as_deref(),
+                Some("$x\n")
+            );
+        }
+        let src = "cat <<-EOF\n\tline $(id)\n\tEOF\n";
+        let c = &simple(src)[0];
+        let h = c.redirects[0].heredoc.as_ref().unwrap();
+        assert!(!h.quoted);
+        assert_eq!(h.body.parts[0], WordPart::Literal("line ".into()));
+        match &h.body.parts[1] {
+            WordPart::CommandSubst(s) => assert_eq!(&src[s.span.range()], "id"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(c.redirects[0].target.static_value().as_deref(), Some("EOF"));
+        assert_eq!(
+            argv("cat <<A <<B\na $(x)\nA\nb $(y)\nB\n"),
+            v(&[&["cat"], &["x"], &["y"]])
+        );
+        assert_eq!(
+            argv("cat <<EOF | grep x\n$(id)\nEOF\nls"),
+            v(&[&["cat"], &["grep", "x"], &["ls"], &["id"]])
+        );
+        assert_eq!(
+            argv("x=$(cat <<EOF\nhi $(id)\nEOF\n)"),
+            v(&[&["cat"], &["id"]])
+        );
+        assert_eq!(
+            argv("cat <<EOF\n${x:-$(a)} `b` $((c+$(d)))\nEOF"),
+            v(&[&["cat"], &["a"], &["b"], &["d"]])
+        );
+        assert_eq!(argv("cat <<EOF\n\\$(id) \"q\"\nEOF"), v(&[&["cat"]]));
+        assert_eq!(kind("cat <<EOF\nno end\n"), ParseErrorKind::Missing);
+        // bash joins continued lines before looking for the delimiter.
+        let src = "cat <<EOF\nfoo\\\nEOF\nrm -rf /\nEOF\nls";
+        assert_eq!(argv(src), v(&[&["cat"], &["ls"]]));
+        let cmds = simple(src);
+        let body = &cmds[0].redirects[0].heredoc.as_ref().unwrap().body;
+        assert_eq!(body.static_value().as_deref(), Some("fooEOF\nrm -rf /\n"));
+        assert_eq!(argv("cat <<EOF\nEO\\\nF\nls"), v(&[&["cat"], &["ls"]]));
+        assert_eq!(
+            kind("cat <<-EOF\n\tfoo\\\n\tEOF\n"),
+            ParseErrorKind::SplitWord
+        );
+    }
+
+    #[test]
+    fn keywords_are_not_programs() {
+        assert_eq!(argv("time ls"), v(&[&["<Time>", "ls"]]));
+        assert_eq!(argv("time -p ls -l"), v(&[&["<Time>", "ls", "-l"]]));
+        assert_eq!(argv("! ls"), v(&[&["<Bang>", "ls"]]));
+        assert_eq!(argv("! ! ls"), v(&[&["<Bang>", "<Bang>", "ls"]]));
+        assert_eq!(argv("time ! ls"), v(&[&["<Time>", "<Bang>", "ls"]]));
+        assert_eq!(argv("coproc ls -l"), v(&[&["<Coproc>", "ls", "-l"]]));
+        assert_eq!(argv("time (ls)"), v(&[&["ls"]]));
+        assert_eq!(first_compound("time { ls; }").keywords, [Keyword::Time]);
+        let c = first_compound("coproc NAME { ls; }");
+        assert_eq!(c.keywords, [Keyword::Coproc]);
+        assert_eq!(c.assignments[0].name, "NAME");
+        assert_eq!(first_compound("coproc (ls)").keywords, [Keyword::Coproc]);
+        // After `|` or an assignment, bash runs a program named time.
+        assert_eq!(argv("a | time ls"), v(&[&["a"], &["time", "ls"]]));
+        assert_eq!(argv("X=1 time ls"), v(&[&["time", "ls"]]));
+        assert_eq!(argv("'time' ls"), v(&[&["time", "ls"]]));
+        assert_eq!(
+            argv("echo $(time ls)"),
+            v(&[&["echo", "<dyn>"], &["<Time>", "ls"]])
+        );
+    }
+
+    #[test]
+    fn words() {
+        let w = |src: &str| simple(src)[0].words[1].clone();
+        assert_eq!(w("echo \\r\\m").static_value().as_deref(), Some("rm"));
+        assert_eq!(
+            w("echo \"a\\\"b\\\\c\\$d\\`e\\qf\"")
+                .static_value()
+                .as_deref(),
+            Some("a\"b\\c$d`e\\qf")
+        );
+        assert_eq!(
+            w("echo $'\\x72\\155\\u0041\\t\\cA'")
+                .static_value()
+                .as_deref(),
+            Some("rmA\t\u{1}")
+        );
+        assert_eq!(
+            w("echo $\"loc\"").parts,
+            [WordPart::DoubleQuoted(vec![WordPart::Literal(
+                "loc".into()
+            )])]
+        );
+        assert_eq!(
+            w("echo a*b").parts,
+            [
+                WordPart::Literal("a".into()),
+                WordPart::Glob("*".into()),
+                WordPart::Literal("b".into())
+            ]
+        );
+        assert_eq!(w("echo [ab]").parts, [WordPart::Glob("[ab]".into())]);
+        assert_eq!(
+            w("echo x{a,b}").parts,
+            [
+                WordPart::Literal("x".into()),
+                WordPart::Brace("{a,b}".into())
+            ]
+        );
+        assert_eq!(w("echo {1..3}").parts, [WordPart::Brace("{1..3}".into())]);
+        assert_eq!(w("echo {a}").static_value().as_deref(), Some("{a}"));
+        assert_eq!(w("echo '{a,b}'").static_value().as_deref(), Some("{a,b}"));
+        assert_eq!(
+            w("echo ~root/x").parts,
+            [
+                WordPart::Tilde("root".into()),
+                WordPart::Literal("/x".into())
+            ]
+        );
+        assert_eq!(w("echo a=~/x").parts[1], WordPart::Tilde(String::new()));
+        assert_eq!(w("echo \"~\"").static_value().as_deref(), Some("~"));
+        assert_eq!(w("echo x~").static_value().as_deref(), Some("x~"));
+        assert_eq!(w("echo a$").static_value().as_deref(), Some("a$"));
+        assert_eq!(w("echo $").static_value().as_deref(), Some("$"));
+        assert_eq!(w("echo \"$\"").static_value().as_deref(), Some("$"));
+        assert_eq!(w("echo $-x").static_value(), None);
+        assert_eq!(w("echo \"*\"").static_value().as_deref(), Some("*"));
+        // tree-sitter-bash refuses extended globs in arguments (bash without extglob too).
+        assert!(parse("echo +(a|b)").is_err());
+        assert_eq!(kind("echo $'\\x00'"), ParseErrorKind::Unsupported);
+    }
+
+    #[test]
+    fn nested_spans_are_top_level_offsets() {
+        let src = "echo `ls -l` $(cat \"$(id -u)\")";
+        let cmds = simple(src);
+        let texts: Vec<&str> = cmds.iter().map(|c| &src[c.span.range()]).collect();
+        assert_eq!(
+            texts,
+            [
+                "echo `ls -l` $(cat \"$(id -u)\")",
+                "ls -l",
+                "cat \"$(id -u)\"",
+                "id -u"
+            ]
+        );
+        for c in &cmds {
+            for w in &c.words {
+                assert!(src.get(w.span.range()).is_some());
+            }
+        }
+    }
+
+    #[test]
+    fn case_inside_substitutions() {
+        assert_eq!(argv("x=$(case a in a) id;; esac)"), v(&[&["id"]]));
+        assert_eq!(
+            argv("echo $(echo case)"),
+            v(&[&["echo", "<dyn>"], &["echo", "case"]])
+        );
+        assert_eq!(
+            argv("echo $(for x in case; do id; done)"),
+            v(&[&["echo", "<dyn>"], &["id"]])
+        );
+        assert_eq!(
+            argv("echo \"$(if a; then case x in (a) id;; b|c) ls;; esac; fi)\""),
+            v(&[&["echo", "<dyn>"], &["a"], &["id"], &["ls"]])
+        );
+    }
+
+    /// Regressions found by fuzzing against bash: tree-sitter splits one bash word at an
+    /// escaped character (and drops the escape), or glues an assignment to the program.
+    #[test]
+    fn words_split_by_the_parser_are_rejoined_or_refused() {
+        assert_eq!(argv("echo 'a'\\ b"), v(&[&["echo", "a b"]]));
+        assert_eq!(argv("echo \\ a"), v(&[&["echo", " a"]]));
+        assert_eq!(
+            argv("echo \"a\"\\b $'x'\\y $\"x\"y"),
+            v(&[&["echo", "ab", "xy", "xy"]])
+        );
+        assert_eq!(
+            argv("find . -exec rm {} \\;"),
+            v(&[&["find", ".", "-exec", "rm", "{}", ";"]])
+        );
+        // Bash assigns X=echo and runs rm: never report a program `echo` here.
+        assert_eq!(
+            kind("X=''\\e\\c\\h\\o rm -rf /"),
+            ParseErrorKind::Unsupported
+        );
+        assert_eq!(kind("X='='\\_ b\\b"), ParseErrorKind::Unsupported);
+        assert_eq!(argv("X=a\\^ bb c"), v(&[&["bb", "c"]]));
+        assert_eq!(argv("echo $'\\c?'")[0][1], "\u{7f}");
+    }
+
+    /// A backtick substitution ends at the first unescaped backtick, quotes or not: here
+    /// bash runs `rm` between two broken substitutions. It must never be hidden.
+    #[test]
+    fn backticks_end_at_the_first_backtick() {
+        let src = "echo `echo '`;rm -rf /tmp/x;`'`";
+        match parse(src) {
+            Err(_) => {}
+            Ok(s) => {
+                assert!(argv_of(&s).contains(&vec!["rm".into(), "-rf".into(), "/tmp/x".into()]))
+            }
+        }
+        assert_eq!(
+            argv("echo `echo 'a)'` \"`echo \"x\"`\""),
+            v(&[&["echo", "<dyn>", "<dyn>"], &["echo", "a)"], &["echo", "x"]])
+        );
+    }
+
+    #[test]
+    fn single_quotes_do_not_quote_in_subscripts_and_arithmetic() {
+        // bash runs id in all of these (indexed arrays expand subscripts as if double-quoted).
+        assert_eq!(argv("a['$(id)']=1"), v(&[&["id"]]));
+        assert_eq!(
+            argv("echo ${a['$(id)']}"),
+            v(&[&["echo", "<dyn>"], &["id"]])
+        );
+        assert_eq!(
+            argv("declare a['$(id)']=1"),
+            v(&[&["declare", "<dyn>"], &["id"]])
+        );
+        assert!(parse("echo $(( ${x:-'$(id)'} ))").is_err());
+        assert_eq!(argv("declare b[2]='x y'"), v(&[&["declare", "b[2]=x y"]]));
+    }
+
+    #[test]
+    fn appended_commands_on_tricky_prefixes() {
+        for prefix in [
+            "cat <<EOF\nx\nEOF",
+            "echo 'a;b'",
+            "ls # c",
+            "ls \\\n -l",
+            "f() { :; }",
+            "x=$(id)",
+            "echo \"${a:-b}\"",
+        ] {
+            let src = format!("{prefix}\nrm -rf /tmp/v");
+            let all = argv(&src);
+            assert!(
+                all.contains(&vec!["rm".to_string(), "-rf".into(), "/tmp/v".into()]),
+                "{src:?}: {all:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn unknown_or_misread_syntax_is_refused() {
+        for src in [
+            "echo \"abc",
+            "if true; then ls",
+            "case x in a) ls;& esac",
+            "echo $(",
+            "ls )",
+            "{x}>file ls",
+            "cat <<$x\nbody\n$x",
+            "echo `echo \\`id\\``",
+            "echo `echo \\$HOME`",
+            "--for\\\nce",
+            "a &\\\n& b",
+        ] {
+            assert!(
+                parse(src).is_err(),
+                "{src:?} parsed: {:?}",
+                parse(src).map(|s| argv_of(&s))
+            );
+        }
+        assert!(parse("ls \\\n  -la").is_ok());
+        assert!(parse("echo 'a\\\nb'").is_ok());
+        assert!(parse("cat <<'EOF'\na\\\nb\nEOF").is_ok());
     }
 }

@@ -24,6 +24,7 @@ pub(super) fn stdin_word(span: Span) -> Word {
 }
 
 /// The value of an option: a separate word, or glued text in the option's own word.
+#[derive(Clone)]
 enum Value<'w> {
     Word(&'w Word),
     Glued(String, Span),
@@ -140,11 +141,24 @@ impl Eval<'_> {
                     Some(v) => Some(Value::Glued(v, w.span)),
                     None if rule.options_with_value.contains(&canonical) => {
                         let v = args.get(i).map(Value::Word);
-                        i += 1;
+                        // Only an exact name surely takes the next word: for an abbreviation
+                        // (`--word-diff` for `--word-diff-regex`?) the next word is checked as
+                        // its value and also read as an argument, whichever bash's tool sees.
+                        if canonical == name {
+                            i += 1;
+                        }
                         v
                     }
                     None => None,
                 };
+                if has_subcommands && !known_option(rule, &canonical) {
+                    self.unknown_before_subcommand(rule, &name, w.span);
+                }
+                if rule.delegate_options.contains(&canonical) {
+                    self.option(rule, &canonical, &name, value.clone(), w.span, &mut p);
+                    self.delegate(rule, &name, value, &args[i..], cmd_span);
+                    return;
+                }
                 self.option(rule, &canonical, &name, value, w.span, &mut p);
                 after_dd |= rule.terminal_options.contains(&canonical);
                 continue;
@@ -154,6 +168,9 @@ impl Eval<'_> {
             for &(at, c) in &chars {
                 let opt = format!("-{c}");
                 let rest = &s[at + c.len_utf8()..];
+                if has_subcommands && !known_option(rule, &opt) {
+                    self.unknown_before_subcommand(rule, &opt, w.span);
+                }
                 if rule.options_with_value.contains(&opt) {
                     let value = if rest.is_empty() {
                         let v = args.get(i).map(Value::Word);
@@ -162,6 +179,11 @@ impl Eval<'_> {
                     } else {
                         Some(Value::Glued(rest.to_string(), w.span))
                     };
+                    if rule.delegate_options.contains(&opt) {
+                        self.option(rule, &opt, &opt, value.clone(), w.span, &mut p);
+                        self.delegate(rule, &opt, value, &args[i..], cmd_span);
+                        return;
+                    }
                     self.option(rule, &opt, &opt, value, w.span, &mut p);
                     after_dd |= rule.terminal_options.contains(&opt);
                     break;
@@ -260,11 +282,18 @@ impl Eval<'_> {
         let mut cd_target = None;
         for (idx, w) in p.operands.iter().enumerate() {
             let Some(mut kind) = spec.kind_of(idx, count) else {
+                let extra = match &rule.message {
+                    Some(m) if rule.extra_operands != Verdict::Deny => m.clone(),
+                    _ => format!(
+                        "`{}` does not take this many operands (an extra one may be an output file)",
+                        rule.name
+                    ),
+                };
                 self.reason(
                     "too-many-operands",
-                    Verdict::Deny,
+                    rule.extra_operands,
                     Some(&rule.rule),
-                    format!("`{}` does not take this many operands (an extra one may be an output file)", rule.name),
+                    extra,
                     w.span,
                 );
                 continue;
@@ -283,6 +312,63 @@ impl Eval<'_> {
             }
         }
         let _ = cmd_span;
+    }
+
+    /// Before a subcommand, an option the policy does not know might take the next word as
+    /// its value, and then the real subcommand is another word: refuse it.
+    fn unknown_before_subcommand(&mut self, rule: &ProgramRule, written: &str, span: Span) {
+        let m = format!(
+            "`{written}` is not an option the policy knows for `{}`; before the subcommand it could change which word is the subcommand",
+            rule.name
+        );
+        self.reason(
+            "option-not-allowed",
+            Verdict::Deny,
+            Some(&rule.rule),
+            m,
+            span,
+        );
+    }
+
+    /// `python3 -m pytest ARGS`: the rest of the arguments belong to the program named by the
+    /// option's value, and are checked by that program's rule.
+    fn delegate(
+        &mut self,
+        rule: &ProgramRule,
+        opt: &str,
+        value: Option<Value>,
+        rest: &[Word],
+        cmd_span: Span,
+    ) {
+        let (name, span) = match &value {
+            Some(Value::Word(w)) => (w.static_value(), w.span),
+            Some(Value::Glued(s, sp)) => (Some(s.clone()), *sp),
+            None => (None, cmd_span),
+        };
+        let target = name.as_deref().and_then(|n| self.policy.programs.get(n));
+        match (name, target) {
+            (Some(_), Some(target)) => {
+                let target = target.clone();
+                self.args(&target, rest, span, cmd_span);
+            }
+            (name, _) => {
+                let what = name.map_or_else(
+                    || "a value that is not known".to_string(),
+                    |n| format!("`{n}`"),
+                );
+                let m = format!(
+                    "`{} {opt}` runs {what}, which the policy does not allow",
+                    rule.name
+                );
+                self.reason(
+                    "option-value-denied",
+                    Verdict::Deny,
+                    Some(&rule.rule),
+                    m,
+                    span,
+                );
+            }
+        }
     }
 
     fn check_required(&mut self, rule: &ProgramRule, p: &Parsed, span: Span) {
@@ -642,6 +728,20 @@ impl Eval<'_> {
         }
         out
     }
+}
+
+/// Whether the rule names `opt` anywhere (exactly).
+fn known_option(rule: &ProgramRule, opt: &str) -> bool {
+    rule.options_with_value.contains(opt)
+        || rule.options_with_optional_value.contains(opt)
+        || rule.deny_options.contains(opt)
+        || rule.ask_options.contains(opt)
+        || rule.option_kinds.contains_key(opt)
+        || rule.allow_options.as_ref().is_some_and(|a| a.contains(opt))
+        || rule.write_options.contains(opt)
+        || rule.terminal_options.contains(opt)
+        || rule.delegate_options.contains(opt)
+        || rule.flags.contains(opt)
 }
 
 fn verdict_word(v: Verdict) -> &'static str {

@@ -14,6 +14,13 @@ pub fn expand(word: &Word) -> Option<Vec<Word>> {
     if !word.parts.iter().any(|p| matches!(p, WordPart::Brace(_))) {
         return None;
     }
+    // Tilde expansion comes after brace expansion (`~{/.ssh,}` is `~/.ssh`): a word with an
+    // unquoted `~` anywhere stays dynamic.
+    if word.parts.iter().any(|p| {
+        matches!(p, WordPart::Tilde(_)) || matches!(p, WordPart::Literal(l) if l.contains('~'))
+    }) {
+        return None;
+    }
     let mut results: Vec<Vec<WordPart>> = vec![Vec::new()];
     for part in &word.parts {
         match part {
@@ -50,7 +57,7 @@ pub fn expand(word: &Word) -> Option<Vec<Word>> {
 pub fn alternatives(text: &str) -> Option<Vec<String>> {
     if text
         .chars()
-        .any(|c| matches!(c, '\'' | '"' | '\\' | '$' | '`' | '*' | '?' | '['))
+        .any(|c| matches!(c, '\'' | '"' | '\\' | '$' | '`' | '*' | '?' | '[' | '~'))
     {
         return None;
     }
@@ -215,18 +222,23 @@ fn single_char(s: &str) -> Option<char> {
 mod tests {
     use super::*;
 
+    fn alt(s: &str) -> Vec<String> {
+        alternatives(s).unwrap_or_default()
+    }
+
     #[test]
     fn alternatives_match_bash() {
-        assert_eq!(alternatives("{a,b}").unwrap(), ["a", "b"]);
-        assert_eq!(alternatives("{a,b{c,d}}").unwrap(), ["a", "bc", "bd"]);
-        assert_eq!(alternatives("{1..3}").unwrap(), ["1", "2", "3"]);
-        assert_eq!(alternatives("{3..1}").unwrap(), ["3", "2", "1"]);
-        assert_eq!(alternatives("{01..03}").unwrap(), ["01", "02", "03"]);
-        assert_eq!(alternatives("{a..c}").unwrap(), ["a", "b", "c"]);
-        assert_eq!(alternatives("{1..10..4}").unwrap(), ["1", "5", "9"]);
-        assert_eq!(alternatives("{-o,out}").unwrap(), ["-o", "out"]);
+        assert_eq!(alt("{a,b}"), ["a", "b"]);
+        assert_eq!(alt("{a,b{c,d}}"), ["a", "bc", "bd"]);
+        assert_eq!(alt("{1..3}"), ["1", "2", "3"]);
+        assert_eq!(alt("{3..1}"), ["3", "2", "1"]);
+        assert_eq!(alt("{01..03}"), ["01", "02", "03"]);
+        assert_eq!(alt("{a..c}"), ["a", "b", "c"]);
+        assert_eq!(alt("{1..10..4}"), ["1", "5", "9"]);
+        assert_eq!(alt("{-o,out}"), ["-o", "out"]);
         assert!(alternatives("{1..100000}").is_none());
         assert!(alternatives("{a,$x}").is_none());
         assert!(alternatives("{*,b}").is_none());
+        assert!(alternatives("{~,x}").is_none());
     }
 }

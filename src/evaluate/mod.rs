@@ -299,6 +299,29 @@ impl<'a> Eval<'a> {
                 for w in &c.words {
                     self.word(w);
                 }
+                match c.kind {
+                    // The list of `for`/`select` is globbed like arguments are.
+                    shell::CompoundKind::For | shell::CompoundKind::Select => {
+                        c.words.iter().for_each(|w| self.glob_reads(w));
+                    }
+                    // `[[ -f PATH ]]` probes files: operands that name a place outside the
+                    // working directory are checked as reads (the IR keeps no operators).
+                    shell::CompoundKind::Test => {
+                        for w in &c.words {
+                            let looks_like_path =
+                                matches!(w.parts.first(), Some(WordPart::Tilde(_)))
+                                    || w.static_value().is_some_and(|v| {
+                                        v.starts_with('/')
+                                            || v.starts_with("..")
+                                            || v.contains("/..")
+                                    });
+                            if looks_like_path {
+                                self.path(w, false);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
                 for a in &c.arithmetic {
                     self.arithmetic(a);
                 }
@@ -378,6 +401,8 @@ impl<'a> Eval<'a> {
         for w in &c.words {
             self.word(w);
         }
+        // Expanding a glob reads a directory, whatever the argument means to the program.
+        c.words.iter().skip(1).for_each(|w| self.glob_reads(w));
         self.keywords(c.background, &c.keywords, c.span);
         if !c.words.is_empty() {
             self.program(&c.words, c.span);
@@ -459,23 +484,45 @@ impl<'a> Eval<'a> {
         self.env_name(&a.name, a.name_span);
         if let Some(sub) = &a.subscript {
             self.word(sub);
-            if sub
-                .static_value()
-                .map_or(true, |s| !s.chars().all(|c| c.is_ascii_digit()))
-            {
-                let s = self.policy.shell.arithmetic_variables.clone();
-                self.setting(
-                    "arithmetic-variable",
-                    &s,
-                    "an array subscript that is not a plain number is evaluated as arithmetic"
-                        .into(),
-                    sub.span,
-                );
+            if sub.static_value().map_or(true, |s| !is_number(&s)) {
+                self.subscript_arithmetic(sub.span);
             }
         }
         for w in a.value.iter().chain(&a.array) {
             self.word(w);
         }
+        a.array.iter().for_each(|w| self.glob_reads(w));
+        // `x=( [sub]=value )`: an indexed array's subscript is arithmetic, and bash runs a
+        // `$(..)` in it even when it is quoted.
+        for w in &a.array {
+            let text = loose_text(w);
+            if let Some(rest) = text.strip_prefix('[') {
+                let sub = rest
+                    .split_once("]=")
+                    .or_else(|| rest.split_once("]+="))
+                    .map(|(s, _)| s);
+                if sub.map_or(true, |s| !is_number(s)) {
+                    self.subscript_arithmetic(w.span);
+                }
+            }
+        }
+    }
+
+    /// An unquoted glob lists the directory it is expanded in: a read of that directory.
+    fn glob_reads(&mut self, w: &Word) {
+        if w.parts.iter().any(|p| matches!(p, WordPart::Glob(_))) {
+            self.path(w, false);
+        }
+    }
+
+    fn subscript_arithmetic(&mut self, span: Span) {
+        let s = self.policy.shell.arithmetic_variables.clone();
+        self.setting(
+            "arithmetic-variable",
+            &s,
+            "an array subscript that is not a plain number is evaluated as arithmetic (it can run commands)".into(),
+            span,
+        );
     }
 
     /// An assignment to variable `name`, from anywhere.
@@ -766,6 +813,31 @@ impl<'a> Eval<'a> {
             }
         }
     }
+}
+
+fn is_number(s: &str) -> bool {
+    !s.is_empty() && s.chars().all(|c| c.is_ascii_digit())
+}
+
+/// A word's text with quotes removed and globs kept as written; every expansion becomes NUL.
+fn loose_text(w: &Word) -> String {
+    fn push(p: &WordPart, out: &mut String) {
+        match p {
+            WordPart::Literal(s) | WordPart::SingleQuoted(s) | WordPart::AnsiC(s) => {
+                out.push_str(s)
+            }
+            WordPart::Glob(s) | WordPart::Brace(s) => out.push_str(s),
+            WordPart::DoubleQuoted(ps) => ps.iter().for_each(|q| push(q, out)),
+            WordPart::Tilde(u) => {
+                out.push('~');
+                out.push_str(u);
+            }
+            _ => out.push('\0'),
+        }
+    }
+    let mut out = String::new();
+    w.parts.iter().for_each(|p| push(p, &mut out));
+    out
 }
 
 fn is_identifier(s: &str) -> bool {

@@ -130,6 +130,10 @@ fn resolve_glob(start: Option<PathBuf>, rest: &Word, cwd: &Path) -> Resolved {
             if text == ".." || text == "\\.\\." {
                 return Resolved::Unknown("a glob followed by `..`".into());
             }
+            // Older bash (and any with `globskipdots` off) lets `.?` or `.[.]` match `..`.
+            if is_glob && component_matches(&text, component_glob(&text).as_ref(), "..") {
+                return Resolved::Unknown("a glob that can match `..`".into());
+            }
             if !text.is_empty() {
                 globbed.push(text);
             }

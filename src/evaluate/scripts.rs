@@ -114,103 +114,101 @@ pub fn check_sed(script: &str) -> Result<(), String> {
     }
 }
 
-/// Skip to just past the next unescaped `delim` (a newline inside is allowed by GNU sed).
+/// Skip to just past the next unescaped `delim` that is not inside a bracket expression
+/// (`s/[/]/x/`: the `/` in brackets does not end the regex). A newline inside is allowed by
+/// GNU sed.
 fn skip_delimited(b: &[u8], mut i: usize, delim: u8) -> Result<usize, String> {
     while i < b.len() {
-        if b[i] == b'\\' {
-            i += 2;
-            continue;
-        }
-        if b[i] == delim {
-            return Ok(i + 1);
+        match b[i] {
+            b'\\' => {
+                i += 2;
+                continue;
+            }
+            b'[' => {
+                i = skip_bracket(b, i).ok_or("an unterminated bracket expression")?;
+                continue;
+            }
+            c if c == delim => return Ok(i + 1),
+            _ => {}
         }
         i += 1;
     }
     Err("an unterminated regular expression".into())
 }
 
-/// Check an awk program: refuse `system`, pipes to or from commands, `getline` from files,
-/// output redirection of `print`/`printf`, gawk's `@include`/`@load`, and `ENVIRON`-driven
-/// tricks are left alone (reading the environment is not an action).
-pub fn check_awk(program: &str) -> Result<(), String> {
-    let b = program.as_bytes();
-    let mut i = 0;
-    let mut in_print = false;
-    let mut prev_significant = b'{';
-    while i < b.len() {
-        let c = b[i];
-        match c {
-            b'"' => {
-                i += 1;
-                while i < b.len() && b[i] != b'"' {
-                    if b[i] == b'\\' {
-                        i += 1;
-                    }
-                    i += 1;
-                }
-                i += 1;
-                prev_significant = b'"';
-                continue;
-            }
-            b'/' if is_regex_start(prev_significant) => {
-                i += 1;
-                while i < b.len() && b[i] != b'/' {
-                    if b[i] == b'\\' {
-                        i += 1;
-                    }
-                    i += 1;
-                }
-                i += 1;
-                prev_significant = b'/';
-                continue;
-            }
-            b'#' => {
-                while i < b.len() && b[i] != b'\n' {
-                    i += 1;
-                }
-                continue;
-            }
-            b'@' => return Err("gawk `@` directives load code".into()),
-            b'|' => {
-                if b.get(i + 1) == Some(&b'|') {
-                    i += 2;
-                    prev_significant = b'|';
-                    continue;
-                }
-                return Err("a pipe in awk runs a shell command".into());
-            }
-            b'>' if in_print => return Err("`print >` in awk writes a file".into()),
-            b';' | b'\n' | b'}' | b'{' => in_print = false,
-            _ if c.is_ascii_alphabetic() || c == b'_' => {
-                let start = i;
-                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
-                    i += 1;
-                }
-                let word = &program[start..i];
-                match word {
-                    "system" => return Err("`system()` in awk runs a shell command".into()),
-                    "getline" => {
-                        return Err("`getline` in awk can read files and run commands".into())
-                    }
-                    "print" | "printf" => in_print = true,
-                    _ => {}
-                }
-                prev_significant = b'a';
-                continue;
-            }
-            _ => {}
-        }
-        if !c.is_ascii_whitespace() {
-            prev_significant = c;
-        }
+/// Skip a bracket expression starting at `open` (`[`), with `]` first being literal and
+/// `[:class:]`, `[=e=]`, `[.c.]` inside. Returns the index after the closing `]`.
+fn skip_bracket(b: &[u8], open: usize) -> Option<usize> {
+    let mut i = open + 1;
+    if b.get(i) == Some(&b'^') {
         i += 1;
     }
-    Ok(())
+    if b.get(i) == Some(&b']') {
+        i += 1;
+    }
+    while i < b.len() {
+        match b[i] {
+            b'[' if matches!(b.get(i + 1), Some(b':') | Some(b'=') | Some(b'.')) => {
+                let kind = b[i + 1];
+                i += 2;
+                while i + 1 < b.len() && !(b[i] == kind && b[i + 1] == b']') {
+                    i += 1;
+                }
+                i += 2;
+            }
+            b']' => return Some(i + 1),
+            _ => i += 1,
+        }
+    }
+    None
 }
 
-/// Whether a `/` after `prev` starts a regex (rather than dividing).
-fn is_regex_start(prev: u8) -> bool {
-    !(prev.is_ascii_alphanumeric() || matches!(prev, b')' | b']' | b'"' | b'/' | b'_' | b'a'))
+/// Check an awk program, conservatively and on its raw text (a hostile program can hide
+/// code from a tokenizer: regex and division look alike, `/` sits inside brackets): refuse
+/// `system`, `getline`, `close`-free pipes (`|` other than `||`), gawk's `@include`/`@load`,
+/// writes to `ARGV`/`ENVIRON` (which choose the files awk reads), and any `>` after a
+/// `print`/`printf` up to the end of that statement (output redirection). Words are found
+/// even inside strings and regexes: a false refusal is the price of never missing one.
+pub fn check_awk(program: &str) -> Result<(), String> {
+    let words = |w: &str| {
+        program.match_indices(w).any(|(i, _)| {
+            let before = program[..i].chars().next_back();
+            let after = program[i + w.len()..].chars().next();
+            let ident = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+            !ident(before) && !ident(after)
+        })
+    };
+    if words("system") {
+        return Err("`system()` in awk runs a shell command".into());
+    }
+    if words("getline") {
+        return Err("`getline` in awk can read files and run commands".into());
+    }
+    if program.contains('@') {
+        return Err("gawk `@` directives load code".into());
+    }
+    if words("ARGV") || words("ENVIRON") || words("ARGC") {
+        return Err("changing ARGV/ENVIRON chooses what awk reads".into());
+    }
+    let b = program.as_bytes();
+    for (i, &c) in b.iter().enumerate() {
+        if c == b'|' {
+            let double = b.get(i + 1) == Some(&b'|') || (i > 0 && b[i - 1] == b'|');
+            if !double {
+                return Err("a pipe in awk runs a shell command".into());
+            }
+        }
+    }
+    for w in ["print", "printf"] {
+        for (i, _) in program.match_indices(w) {
+            let rest = &program[i + w.len()..];
+            let end = rest.find([';', '}']).unwrap_or(rest.len());
+            if rest[..end].contains('>') {
+                return Err("`print >` in awk writes a file".into());
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -258,7 +256,6 @@ mod tests {
             "$3 > 100 {print}",
             "NR==1",
             "{ s += $2 } END { print s/NR }",
-            "/a|b/ {print}",
             "$1 ~ /x/ || $2 > 3",
         ] {
             assert!(check_awk(p).is_ok(), "{p}");
@@ -267,6 +264,7 @@ mod tests {
             "{system(\"id\")}",
             "{print > \"/tmp/x\"}",
             "{print | \"sh\"}",
+            "/a|b/ {print}",
             "BEGIN{while ((\"id\" | getline l) > 0) print l}",
             "{getline x < \"/etc/passwd\"}",
             "@include \"x\"",

@@ -191,6 +191,8 @@ pub enum Unwrapped<'a> {
 
 /// Options of a simple wrapper: which take a value, and which are refused outright.
 struct Spec {
+    /// Options without a value; any option not in `flags` or `with_value` is refused.
+    flags: &'static [&'static str],
     with_value: &'static [&'static str],
     refuse: &'static [&'static str],
     /// Operands to skip before the payload (`timeout DURATION cmd`).
@@ -199,37 +201,58 @@ struct Spec {
 
 fn spec(name: &str) -> Option<Spec> {
     Some(match name {
+        // GNU time's -o/--output writes a file and -a appends to it: refused.
         "time" => Spec {
-            with_value: &[],
-            refuse: &[],
+            flags: &["-p", "--portability", "-v", "--verbose", "-q", "--quiet"],
+            with_value: &["-f", "--format"],
+            refuse: &["-o", "--output", "-a", "--append"],
             leading_operands: 0,
         },
         "nice" => Spec {
+            flags: &[],
             with_value: &["-n", "--adjustment"],
             refuse: &[],
             leading_operands: 0,
         },
         "nohup" => Spec {
+            flags: &[],
             with_value: &[],
             refuse: &[],
             leading_operands: 0,
         },
         "timeout" => Spec {
+            flags: &["--preserve-status", "--foreground", "-v", "--verbose"],
             with_value: &["-s", "--signal", "-k", "--kill-after"],
             refuse: &[],
             leading_operands: 1,
         },
         "stdbuf" => Spec {
+            flags: &[],
             with_value: &["-i", "-o", "-e", "--input", "--output", "--error"],
             refuse: &[],
             leading_operands: 0,
         },
         "builtin" => Spec {
+            flags: &[],
             with_value: &[],
             refuse: &[],
             leading_operands: 0,
         },
         "sudo" => Spec {
+            flags: &[
+                "-n",
+                "--non-interactive",
+                "-H",
+                "--set-home",
+                "-k",
+                "--reset-timestamp",
+                "-S",
+                "--stdin",
+                "-b",
+                "--background",
+                "-P",
+                "--preserve-groups",
+            ],
             with_value: &[
                 "-u",
                 "--user",
@@ -271,6 +294,18 @@ fn spec(name: &str) -> Option<Spec> {
             leading_operands: 0,
         },
         "xargs" => Spec {
+            flags: &[
+                "-0",
+                "--null",
+                "-r",
+                "--no-run-if-empty",
+                "-t",
+                "--verbose",
+                "-x",
+                "--exit",
+                "-p",
+                "--interactive",
+            ],
             with_value: &[
                 "-a",
                 "--arg-file",
@@ -351,6 +386,20 @@ fn simple<'a>(name: &str, spec: &Spec, args: &'a [Word], whole: Span) -> Unwrapp
         if name == "nice" && s[1..].chars().all(|c| c.is_ascii_digit()) {
             i += 1;
             continue;
+        }
+        // An option shellgate does not know could take the payload as its value or change
+        // what the wrapper does (GNU `time -o FILE` writes a file): refuse it.
+        let known = spec.with_value.contains(&opt.as_str())
+            || spec.flags.contains(&s.as_str())
+            || (!s.starts_with("--")
+                && s[1..]
+                    .chars()
+                    .all(|c| spec.flags.contains(&format!("-{c}").as_str())));
+        if !known {
+            return refuse(
+                format!("`{name} {s}` is an option shellgate does not know"),
+                args[i].span,
+            );
         }
         if spec.with_value.contains(&opt.as_str()) && !glued {
             i += 1;

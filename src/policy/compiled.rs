@@ -281,6 +281,12 @@ pub struct ProgramRule {
     pub write_options: BTreeSet<String>,
     /// Options after which (and their value) every argument is an operand (`python3 -m mod ...`).
     pub terminal_options: BTreeSet<String>,
+    /// Options whose value names another program rule that checks the remaining arguments
+    /// (`python3 -m pytest ...` is checked by `[programs.pytest]`).
+    pub delegate_options: BTreeSet<String>,
+    /// Options without a value that the policy knows (so they are not "unknown" before a
+    /// subcommand).
+    pub flags: BTreeSet<String>,
     /// At least one of these options must be present (`python3 -m`).
     pub required_options: BTreeSet<String>,
     /// Allowed values of an option, by regex (`-m` = `^pytest$`).
@@ -291,6 +297,8 @@ pub struct ProgramRule {
     pub pattern_options: BTreeSet<String>,
     /// Fewest operands.
     pub min_operands: usize,
+    /// The verdict for operands beyond what `operands` describes (default deny).
+    pub extra_operands: Verdict,
     /// Argument patterns.
     pub args: Vec<ArgRule>,
     /// Subcommands by name; when non-empty the first operand selects one.

@@ -10,7 +10,7 @@
 //! | `lint-dangerous-program` | an allowed program runs arbitrary code or is interactive, and its rule is bare (no option, argument or subcommand rules) |
 //! | `lint-untyped-write` | a program that writes its operands has no `path-write` operand kind, so its writes are checked as reads |
 //! | `lint-untyped-script` | `sed` / `awk` operands are not typed `sed-script` / `awk-program`, so `sed 1e` and `awk system()` are not seen |
-//! | `lint-redundant-option` | an option in `deny_options` is already refused because `allow_options` does not list it |
+//! | `lint-shadowed-option` | an option in `allow_options` / `ask_options` that is a prefix of a denied long option, so the evaluator always refuses it as an abbreviation |
 //! | `lint-unreachable-rule` | option, argument or subcommand rules of a program whose verdict is `deny` never apply |
 //! | `lint-unsatisfiable` | a rule no command can satisfy (a required option that is denied or not allowed) |
 //! | `lint-contradiction` | an option both takes a value and takes an optional glued value |
@@ -318,6 +318,10 @@ fn covers(rule: &ProgramRule, flag: &str) -> bool {
         // Its value (or the operands it turns into writes) is checked against the paths.
         return true;
     }
+    if rule.delegate_options.contains(flag) {
+        // Its value names another program rule, which checks the rest.
+        return true;
+    }
     if rule.option_values.contains_key(flag) {
         // Its values are restricted by a pattern.
         return true;
@@ -381,23 +385,28 @@ fn lint_program(rule: &ProgramRule, top: bool, out: &mut Vec<Finding>) {
         }
         return;
     }
-    // Options that are both denied and missing from allow_options: the deny is redundant.
-    if let Some(allowed) = &rule.allow_options {
-        let redundant: Vec<&str> = rule
+    // A long option that is allowed or asked for, but is also a prefix of a denied long
+    // option: the evaluator refuses it as an abbreviation of the denied one.
+    let listed: BTreeSet<&String> = rule
+        .allow_options
+        .iter()
+        .flatten()
+        .chain(&rule.ask_options)
+        .collect();
+    for o in listed {
+        if !o.starts_with("--") || o.len() < 4 || rule.deny_options.contains(o) {
+            continue;
+        }
+        if let Some(d) = rule
             .deny_options
             .iter()
-            .filter(|o| !allowed.contains(*o))
-            .map(String::as_str)
-            .collect();
-        if !redundant.is_empty() {
+            .find(|d| d.starts_with("--") && d.len() > o.len() && d.starts_with(o.as_str()))
+        {
             warn(
                 out,
-                "lint-redundant-option",
+                "lint-shadowed-option",
                 format!(
-                    "`{name}`: {} in deny_options {} already refused because allow_options does not list {}",
-                    quote_list(&redundant),
-                    if redundant.len() == 1 { "is" } else { "are" },
-                    if redundant.len() == 1 { "it" } else { "them" },
+                    "`{name}`: `{o}` is allowed or asked for, but it is also an abbreviation of the denied `{d}`, so it is always refused"
                 ),
                 loc,
             );
@@ -625,13 +634,13 @@ mod tests {
     }
 
     #[test]
-    fn redundant_and_unsatisfiable_and_unreachable() {
+    fn shadowed_unsatisfiable_and_unreachable() {
         let f = lint_src(
-            "[programs.foo]\nallow_options = [\"-a\"]\ndeny_options = [\"-b\"]\nrequired_options = [\"-c\"]\n\
+            "[programs.foo]\nallow_options = [\"-a\", \"--out\"]\ndeny_options = [\"-b\", \"--output\"]\nrequired_options = [\"-c\"]\n\
              [programs.bar]\nverdict = \"deny\"\ndeny_options = [\"-x\"]\n",
         );
         let c = codes(&f);
-        assert!(c.contains(&"lint-redundant-option"), "{f:?}");
+        assert!(c.contains(&"lint-shadowed-option"), "{f:?}");
         assert!(c.contains(&"lint-unsatisfiable"), "{f:?}");
         assert!(c.contains(&"lint-unreachable-rule"), "{f:?}");
     }

@@ -786,6 +786,23 @@ impl Loader {
                 subcommands.insert(sub.clone(), rule);
             }
         }
+        if raw.inherit_options {
+            // Options of the program also apply after its subcommand (`npm ci --prefix ~`).
+            for sub in subcommands.values_mut() {
+                inherit(
+                    sub,
+                    &options_with_value,
+                    &deny_options,
+                    &ask_options,
+                    &option_kinds,
+                    raw,
+                );
+            }
+        }
+        let mut extra_operands = Verdict::Deny;
+        if let Some(v) = &raw.extra_operands {
+            extra_operands = self.verdict(file, v).unwrap_or(Verdict::Deny);
+        }
         let mut unknown_subcommand = Verdict::Deny;
         if let Some(v) = &raw.unknown_subcommand {
             unknown_subcommand = self.verdict(file, v).unwrap_or(Verdict::Deny);
@@ -808,15 +825,45 @@ impl Loader {
             options_message: raw.options_message.clone(),
             write_options: self.options(file, &raw.write_options),
             terminal_options: self.options(file, &raw.terminal_options),
+            delegate_options: self.options(file, &raw.delegate_options),
+            flags: self.options(file, &raw.flags),
             required_options: self.options(file, &raw.required_options),
             option_values,
             operands,
             pattern_options,
             min_operands,
+            extra_operands,
             args,
             subcommands,
             unknown_subcommand,
         })
+    }
+}
+
+fn inherit(
+    sub: &mut ProgramRule,
+    with_value: &BTreeSet<String>,
+    deny: &BTreeSet<String>,
+    ask: &BTreeSet<String>,
+    kinds: &BTreeMap<String, ArgKind>,
+    raw: &RawProgram,
+) {
+    sub.options_with_value.extend(with_value.iter().cloned());
+    sub.deny_options.extend(deny.iter().cloned());
+    sub.ask_options.extend(
+        ask.iter()
+            .filter(|o| !sub.deny_options.contains(*o))
+            .cloned()
+            .collect::<Vec<_>>(),
+    );
+    for (k, v) in kinds {
+        sub.option_kinds.entry(k.clone()).or_insert(*v);
+    }
+    for o in &raw.options_with_optional_value {
+        sub.options_with_optional_value.insert(o.get_ref().clone());
+    }
+    for o in &raw.flags {
+        sub.flags.insert(o.get_ref().clone());
     }
 }
 

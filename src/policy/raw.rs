@@ -230,6 +230,21 @@ pub struct RawProgram {
     #[serde(default)]
     #[schemars(with = "Vec<String>")]
     pub terminal_options: Vec<Spanned<String>>,
+    /// Options whose value names another program rule that checks the remaining arguments
+    /// (`python3 -m pytest ...` is checked by `[programs.pytest]`).
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub delegate_options: Vec<Spanned<String>>,
+    /// Options without a value that the policy knows (so they are not "unknown" before a subcommand).
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub flags: Vec<Spanned<String>>,
+    /// The program's option rules also apply after its subcommand (`npm ci --prefix ~`).
+    #[serde(default)]
+    pub inherit_options: bool,
+    /// The verdict for operands beyond what `operands` describes (default "deny").
+    #[schemars(with = "Option<VerdictName>")]
+    pub extra_operands: Option<Spanned<String>>,
     /// At least one of these options must be present.
     #[serde(default)]
     #[schemars(with = "Vec<String>")]

@@ -7,8 +7,7 @@ pub(crate) fn decode(raw: &str) -> Result<String, usize> {
     let b = raw.as_bytes();
     let mut out: Vec<u8> = Vec::with_capacity(b.len());
     let mut i = 0;
-    while i < b.len() {
-        let c = b[i];
+    while let Some(&c) = b.get(i) {
         if c != b'\\' {
             out.push(c);
             i += 1;
@@ -87,7 +86,12 @@ pub(crate) fn decode(raw: &str) -> Result<String, usize> {
                         i += 1;
                     }
                 }
-                out.push(x.to_ascii_uppercase() & 0x1f);
+                // bash's TOCTRL: `?` is DEL, everything else is masked to a C0 control.
+                out.push(if x == b'?' {
+                    0x7f
+                } else {
+                    x.to_ascii_uppercase() & 0x1f
+                });
             }
             other => {
                 // Unknown escapes keep the backslash.
@@ -130,6 +134,7 @@ mod tests {
         assert_eq!(decode(r"a\tb\nc").unwrap(), "a\tb\nc");
         assert_eq!(decode(r"\'\\\?\q").unwrap(), "'\\?\\q");
         assert_eq!(decode(r"\cA\e").unwrap(), "\u{1}\u{1b}");
+        assert_eq!(decode(r"\c?\ca").unwrap(), "\u{7f}\u{1}");
         assert_eq!(decode(r"\x").unwrap(), "\\x");
     }
 

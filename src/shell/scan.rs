@@ -47,6 +47,20 @@ pub(crate) struct HereDocSite {
     found: bool,
 }
 
+#[cfg(test)]
+impl HereDocSite {
+    /// A found here-document, for tests of the body lowering.
+    pub(crate) fn for_tests(strip_tabs: bool, quoted: bool, body: Span) -> Self {
+        HereDocSite {
+            strip_tabs,
+            quoted,
+            delimiter: "EOF".into(),
+            body,
+            found: true,
+        }
+    }
+}
+
 /// Where a scan stops.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Term {
@@ -54,17 +68,22 @@ enum Term {
     End,
     /// The `)` matching an opened `$(`, `<(`, `>(`.
     Paren,
-    /// The closing backtick.
-    Backtick { in_dq: bool },
 }
 
 /// Position and counters of one command-context scan.
 struct NormalState {
     i: usize,
     word_start: bool,
+    /// Whether the next word is in command position (where `case` is a reserved word).
+    cmd_pos: bool,
     parens: usize,
     cases: usize,
 }
+
+/// Reserved words after which the next word is again in command position.
+const LEADING_RESERVED: &[&[u8]] = &[
+    b"then", b"do", b"else", b"elif", b"if", b"while", b"until", b"!", b"time", b"{", b"}",
+];
 
 /// The scanner over `src[..end]` (absolute offsets into the top-level text).
 pub(crate) struct Scanner<'a> {
@@ -161,8 +180,34 @@ impl<'a> Scanner<'a> {
     }
 
     /// For a backtick at `open`: the offset of the closing backtick.
+    ///
+    /// Like bash, this is the first backtick not escaped by a backslash: quotes, `$(`,
+    /// `${` inside do not count (`` `echo '`;rm x;`'` `` runs `rm`). The escapes that
+    /// would change the inner text (`` \` ``, `\$`, `\\`, and `\"` inside double quotes)
+    /// are refused, so the text between the backticks is exactly the script bash runs.
     pub(crate) fn backtick_end(&mut self, open: usize, in_dq: bool) -> Result<usize, ParseError> {
-        self.scan_normal(open + 1, Term::Backtick { in_dq })
+        let mut i = open + 1;
+        while let Some(b) = self.at(i) {
+            match b {
+                b'`' => return Ok(i),
+                b'\\' => {
+                    match self.at(i + 1) {
+                        Some(b'\n') => guards::check_line_continuation(self.s, i, 0)?,
+                        Some(n) => guards::check_backtick_escape(n, in_dq, i)?,
+                        None => {}
+                    }
+                    i += 1;
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        Err(err(
+            ParseErrorKind::Missing,
+            open,
+            self.end,
+            "an unterminated backtick substitution",
+        ))
     }
 
     /// For `"` at `open`: the offset of the closing quote.
@@ -258,13 +303,13 @@ impl<'a> Scanner<'a> {
                 }
                 self.enter(i)?;
                 let r = self.paren_end(i + 1);
-                self.depth -= 1;
+                self.depth = self.depth.saturating_sub(1);
                 r
             }
             Some(b'{') => {
                 self.enter(i)?;
                 let r = self.brace_param_end(i + 1);
-                self.depth -= 1;
+                self.depth = self.depth.saturating_sub(1);
                 r
             }
             Some(b'[') => {
@@ -286,7 +331,7 @@ impl<'a> Scanner<'a> {
             Some(b'"') if !in_dq => {
                 self.enter(i)?;
                 let r = self.scan_dq(i + 2);
-                self.depth -= 1;
+                self.depth = self.depth.saturating_sub(1);
                 r
             }
             _ => Ok(i),
@@ -310,7 +355,7 @@ impl<'a> Scanner<'a> {
         while let Some(b) = self.at(i) {
             match b {
                 b'"' => {
-                    self.depth -= 1;
+                    self.depth = self.depth.saturating_sub(1);
                     return Ok(i);
                 }
                 b'\\' => {
@@ -340,7 +385,7 @@ impl<'a> Scanner<'a> {
         while let Some(b) = self.at(i) {
             match b {
                 b'}' if depth == 0 => {
-                    self.depth -= 1;
+                    self.depth = self.depth.saturating_sub(1);
                     return Ok(i);
                 }
                 b'}' => depth -= 1,
@@ -376,6 +421,7 @@ impl<'a> Scanner<'a> {
         let mut st = NormalState {
             i: start,
             word_start: true,
+            cmd_pos: true,
             parens: 0,
             cases: 0,
         };
@@ -383,9 +429,7 @@ impl<'a> Scanner<'a> {
             let i = st.i;
             let recursed = match b {
                 b'"' => Some(self.scan_dq(i + 1)?),
-                b'`' if !matches!(term, Term::Backtick { .. }) => {
-                    Some(self.backtick_end(i, false)?)
-                }
+                b'`' => Some(self.backtick_end(i, false)?),
                 b'$' => Some(self.scan_dollar(i, false)?),
                 b'<' | b'>' if self.at(i + 1) == Some(b'(') => Some(self.paren_end(i + 1)?),
                 b'[' if st.word_start
@@ -399,10 +443,11 @@ impl<'a> Scanner<'a> {
             if let Some(last) = recursed {
                 st.i = last + 1;
                 st.word_start = false;
+                st.cmd_pos = false;
                 continue;
             }
             if let Some(end) = self.normal_misc(b, &mut st, term)? {
-                self.depth -= 1;
+                self.depth = self.depth.saturating_sub(1);
                 return Ok(end);
             }
         }
@@ -422,17 +467,12 @@ impl<'a> Scanner<'a> {
         let mut next_word_start = guards::is_meta(b);
         match b {
             b'\\' => {
-                match (self.at(i + 1), term) {
-                    (Some(b'\n'), _) => guards::check_line_continuation(self.s, i, 0)?,
-                    (Some(n), Term::Backtick { in_dq }) => {
-                        guards::check_backtick_escape(n, in_dq, i)?
-                    }
-                    _ => {}
+                if self.at(i + 1) == Some(b'\n') {
+                    guards::check_line_continuation(self.s, i, 0)?;
                 }
                 i += 1;
             }
             b'\'' => i = self.single_quote_end(i)?,
-            b'`' => return Ok(Some(i)),
             b'#' if st.word_start => {
                 while self.at(i + 1).is_some_and(|c| c != b'\n') {
                     i += 1;
@@ -457,23 +497,50 @@ impl<'a> Scanner<'a> {
                     }
                 }
                 st.parens += 1;
+                st.cmd_pos = true;
             }
             b')' => {
                 if st.parens > 0 {
                     st.parens -= 1;
+                    st.cmd_pos = false;
                 } else if term == Term::Paren && st.cases == 0 {
                     return Ok(Some(i));
+                } else {
+                    // A case pattern's `)`: its commands follow.
+                    st.cmd_pos = true;
                 }
+                st.word_start = true;
+                st.i = i + 1;
+                return Ok(None);
             }
-            b'c' if st.word_start && self.starts(i, "case") && ends_word(self.at(i + 4)) => {
-                st.cases += 1;
-                i += 3;
-                next_word_start = false;
-            }
-            b'e' if st.word_start && self.starts(i, "esac") && ends_word(self.at(i + 4)) => {
-                st.cases = st.cases.saturating_sub(1);
-                i += 3;
-                next_word_start = false;
+            c if st.word_start
+                && (c.is_ascii_alphabetic() || c == b'!' || c == b'{' || c == b'}') =>
+            {
+                // A plain word: `case` in command position opens patterns whose `)` do
+                // not close a substitution; `esac` ends them.
+                let mut j = i + 1;
+                while self
+                    .at(j)
+                    .is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_')
+                    && c != b'!'
+                    && c != b'{'
+                    && c != b'}'
+                {
+                    j += 1;
+                }
+                if ends_word(self.at(j)) {
+                    let tok = self.s.get(i..j).unwrap_or_default();
+                    if st.cmd_pos && tok == b"case" {
+                        st.cases += 1;
+                    } else if tok == b"esac" && st.cases > 0 {
+                        st.cases -= 1;
+                    }
+                    st.cmd_pos = LEADING_RESERVED.contains(&tok);
+                    st.word_start = false;
+                    st.i = j;
+                    return Ok(None);
+                }
+                st.cmd_pos = false;
             }
             b'<' | b'>' => {
                 i = self.redirect(i)?;
@@ -483,6 +550,7 @@ impl<'a> Scanner<'a> {
                 i = self.redirect(i)?;
                 next_word_start = true;
             }
+            b';' | b'&' | b'|' | b'\n' => st.cmd_pos = true,
             _ => {}
         }
         st.word_start = next_word_start;
@@ -494,7 +562,7 @@ impl<'a> Scanner<'a> {
     fn normal_end(&mut self, start: usize, term: Term) -> Result<usize, ParseError> {
         match term {
             Term::End => {
-                self.depth -= 1;
+                self.depth = self.depth.saturating_sub(1);
                 Ok(self.end)
             }
             Term::Paren => Err(err(
@@ -502,12 +570,6 @@ impl<'a> Scanner<'a> {
                 start.saturating_sub(2),
                 self.end,
                 "an unterminated $(...) or (...)",
-            )),
-            Term::Backtick { .. } => Err(err(
-                ParseErrorKind::Missing,
-                start.saturating_sub(1),
-                self.end,
-                "an unterminated backtick substitution",
             )),
         }
     }
@@ -577,7 +639,9 @@ impl<'a> Scanner<'a> {
             k -= 1;
         }
         let mut fd = None;
-        if k < i && (k == 0 || self.s.get(k - 1).is_some_and(|&b| guards::is_meta(b))) {
+        // `&>` takes no descriptor: in `echo a 2&>f` the 2 is an argument.
+        let takes_fd = self.at(i) != Some(b'&');
+        if takes_fd && k < i && (k == 0 || self.s.get(k - 1).is_some_and(|&b| guards::is_meta(b))) {
             let digits = std::str::from_utf8(self.s.get(k..i).unwrap_or_default()).unwrap_or("");
             let n: u32 = digits.parse().map_err(|_| {
                 err(
@@ -738,32 +802,42 @@ impl<'a> Scanner<'a> {
                         ),
                     ));
                 }
-                let line_end = (line_start..self.end)
-                    .find(|&j| self.s.get(j) == Some(&b'\n'))
-                    .unwrap_or(self.end);
-                let line = self.s.get(line_start..line_end).unwrap_or_default();
+                // In an unquoted body a backslash-newline joins lines before the delimiter
+                // is looked for (`EO\<newline>F` ends the body; `foo\<newline>EOF` does not).
+                let mut logical: Vec<u8> = Vec::new();
+                let mut phys = line_start;
+                let line_end = loop {
+                    let le = (phys..self.end)
+                        .find(|&j| self.s.get(j) == Some(&b'\n'))
+                        .unwrap_or(self.end);
+                    let line = self.s.get(phys..le).unwrap_or_default();
+                    let trailing = line.iter().rev().take_while(|&&b| b == b'\\').count();
+                    if !hd.quoted && trailing % 2 == 1 && le < self.end {
+                        if hd.strip_tabs {
+                            return Err(err(
+                                ParseErrorKind::SplitWord,
+                                le - 1,
+                                le + 1,
+                                "a backslash-newline inside a tab-stripped here-document body",
+                            ));
+                        }
+                        logical.extend_from_slice(line.get(..line.len() - 1).unwrap_or_default());
+                        phys = le + 1;
+                        continue;
+                    }
+                    logical.extend_from_slice(line);
+                    break le;
+                };
                 let cmp = if hd.strip_tabs {
-                    let t = line.iter().take_while(|&&b| b == b'\t').count();
-                    line.get(t..).unwrap_or_default()
+                    let t = logical.iter().take_while(|&&b| b == b'\t').count();
+                    logical.get(t..).unwrap_or_default()
                 } else {
-                    line
+                    &logical[..]
                 };
                 if cmp == hd.delimiter.as_bytes() {
                     body_end = line_start;
                     next = (line_end + 1).min(self.end);
                     break;
-                }
-                if !hd.quoted {
-                    let trailing = line.iter().rev().take_while(|&&b| b == b'\\').count();
-                    if trailing % 2 == 1 && line_end < self.end {
-                        return Err(err(
-                            ParseErrorKind::SplitWord,
-                            line_end - 1,
-                            line_end + 1,
-                            "a backslash-newline inside an unquoted here-document body (bash \
-                             joins the lines, which can hide the delimiter)",
-                        ));
-                    }
                 }
                 line_start = line_end + 1;
             }
@@ -859,9 +933,13 @@ mod tests {
 
     #[test]
     fn substitution_ends() {
-        let src = "$(echo ')' \"$(a)\" ${x:-)} case x in a) b;; esac)z";
+        let src = "$(echo ')' \"$(a)\" ${x:-)}; case x in a) b;; esac)z";
         let mut sc = Scanner::new(src, src.len(), 128);
         assert_eq!(sc.paren_end(1).unwrap(), src.len() - 2);
+        // `case` as an argument is not a reserved word: the `)` closes.
+        let src = "$(echo case x in a) b";
+        let mut sc = Scanner::new(src, src.len(), 128);
+        assert_eq!(sc.paren_end(1).unwrap(), 18);
     }
 
     #[test]

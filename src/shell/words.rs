@@ -30,6 +30,9 @@ pub(crate) struct WordOpts {
     /// Whether unquoted blanks and `(`, `)`, `|`, `<`, `>`... may appear (regexes, array
     /// values of declarations, words inside `${...}`).
     allow_meta: bool,
+    /// Whether single quotes are ordinary characters: bash expands an array subscript
+    /// as if double-quoted, so `a['$(id)']=1` runs `id` (for indexed arrays).
+    squote_literal: bool,
 }
 
 /// A command argument.
@@ -38,6 +41,7 @@ pub(crate) const ARG: WordOpts = WordOpts {
     brace: true,
     tilde: TildeMode::Leading,
     allow_meta: false,
+    squote_literal: false,
 };
 /// An assignment value (no globbing, no brace expansion).
 pub(crate) const ASSIGN: WordOpts = WordOpts {
@@ -45,6 +49,7 @@ pub(crate) const ASSIGN: WordOpts = WordOpts {
     brace: false,
     tilde: TildeMode::Assign,
     allow_meta: false,
+    squote_literal: false,
 };
 /// An `X=value` argument of `declare`/`export`/...: may hold an array value.
 pub(crate) const DECL: WordOpts = WordOpts {
@@ -52,6 +57,7 @@ pub(crate) const DECL: WordOpts = WordOpts {
     brace: true,
     tilde: TildeMode::Assign,
     allow_meta: true,
+    squote_literal: false,
 };
 /// A pattern (`case`, right of `==` in `[[ ]]`).
 pub(crate) const PATTERN: WordOpts = WordOpts {
@@ -59,6 +65,7 @@ pub(crate) const PATTERN: WordOpts = WordOpts {
     brace: false,
     tilde: TildeMode::Leading,
     allow_meta: false,
+    squote_literal: false,
 };
 /// An operand of `[[ ]]` or `[ ]`.
 pub(crate) const TEST_OPERAND: WordOpts = WordOpts {
@@ -66,6 +73,7 @@ pub(crate) const TEST_OPERAND: WordOpts = WordOpts {
     brace: false,
     tilde: TildeMode::Leading,
     allow_meta: false,
+    squote_literal: false,
 };
 /// The right side of `=~`.
 pub(crate) const REGEX: WordOpts = WordOpts {
@@ -73,6 +81,7 @@ pub(crate) const REGEX: WordOpts = WordOpts {
     brace: false,
     tilde: TildeMode::Off,
     allow_meta: true,
+    squote_literal: false,
 };
 /// An array subscript.
 pub(crate) const SUBSCRIPT: WordOpts = WordOpts {
@@ -80,6 +89,7 @@ pub(crate) const SUBSCRIPT: WordOpts = WordOpts {
     brace: false,
     tilde: TildeMode::Off,
     allow_meta: true,
+    squote_literal: true,
 };
 /// A word inside `${...}`.
 const PARAM_WORD: WordOpts = WordOpts {
@@ -87,7 +97,21 @@ const PARAM_WORD: WordOpts = WordOpts {
     brace: false,
     tilde: TildeMode::Leading,
     allow_meta: true,
+    squote_literal: false,
 };
+
+/// How far the glob and brace look-ahead goes before assuming the worst.
+const SCAN_LIMIT: usize = 512;
+
+/// What follows a `[` in a word.
+enum BracketEnd {
+    /// A plain bracket expression ending at this `]`.
+    Simple(usize),
+    /// A bracket expression with quotes or expansions inside, or one too long to check.
+    Complex,
+    /// No closing `]`: a literal `[`.
+    None,
+}
 
 /// Accumulates parts, merging adjacent literal text.
 #[derive(Default)]
@@ -148,6 +172,29 @@ impl Ctx<'_> {
         })
     }
 
+    /// `name[sub]=value` as one word, its subscript lexed as a subscript.
+    pub(crate) fn word_with_subscript(
+        &mut self,
+        s: Span,
+        lb: usize,
+        rb: usize,
+    ) -> Result<Word, ParseError> {
+        let mut parts = self.lex_unquoted(s.start, lb, DECL)?;
+        parts.extend(self.lex_unquoted(lb, rb, SUBSCRIPT)?);
+        parts.extend(self.lex_unquoted(rb, s.end, DECL)?);
+        let mut merged: Vec<WordPart> = Vec::new();
+        for p in parts {
+            match (merged.last_mut(), p) {
+                (Some(WordPart::Literal(a)), WordPart::Literal(b)) => a.push_str(&b),
+                (_, p) => merged.push(p),
+            }
+        }
+        Ok(Word {
+            span: s,
+            parts: merged,
+        })
+    }
+
     fn lex_unquoted(
         &mut self,
         a: usize,
@@ -177,8 +224,7 @@ impl Ctx<'_> {
         while i < b {
             let Some(c) = self.byte(i) else { break };
             if c == b'~' && tilde_at == Some(i) {
-                if let Some((user, next)) = self.tilde_prefix(i, b, opts.tilde == TildeMode::Assign)
-                {
+                if let Some((user, next)) = self.tilde_prefix(i, b) {
                     p.push(WordPart::Tilde(user));
                     i = next;
                     continue;
@@ -198,6 +244,10 @@ impl Ctx<'_> {
                         i += 1;
                     }
                 },
+                b'\'' if opts.squote_literal => {
+                    p.lit.push('\'');
+                    i += 1;
+                }
                 b'\'' => {
                     let e = self.scanner(b).single_quote_end(i)?;
                     p.push(WordPart::SingleQuoted(self.text(i + 1, e)?.to_string()));
@@ -214,7 +264,7 @@ impl Ctx<'_> {
                     i = n;
                 }
                 b'$' => {
-                    let (part, n) = self.lex_dollar(i, b, false)?;
+                    let (part, n) = self.lex_dollar(i, b, opts.squote_literal)?;
                     match part {
                         Some(part) => p.push(part),
                         None => p.lit.push('$'),
@@ -243,25 +293,22 @@ impl Ctx<'_> {
                     p.push(WordPart::Glob((c as char).to_string()));
                     i += 1;
                 }
-                b'[' if opts.glob => {
-                    match self.bracket_end(i, b) {
-                        Some((e, simple)) => {
-                            if simple {
-                                p.push(WordPart::Glob(self.text(i, e + 1)?.to_string()));
-                                i = e + 1;
-                            } else {
-                                // Quotes or expansions inside: mark the word as a glob and
-                                // keep lexing the inside normally.
-                                p.push(WordPart::Glob("[".into()));
-                                i += 1;
-                            }
-                        }
-                        None => {
-                            p.lit.push('[');
-                            i += 1;
-                        }
+                b'[' if opts.glob => match self.bracket_end(i, b) {
+                    BracketEnd::Simple(e) => {
+                        p.push(WordPart::Glob(self.text(i, e + 1)?.to_string()));
+                        i = e + 1;
                     }
-                }
+                    BracketEnd::Complex => {
+                        // Quotes or expansions inside: mark the word as a glob and keep
+                        // lexing the inside normally.
+                        p.push(WordPart::Glob("[".into()));
+                        i += 1;
+                    }
+                    BracketEnd::None => {
+                        p.lit.push('[');
+                        i += 1;
+                    }
+                },
                 b'{' if opts.brace => match self.brace_end(i, b)? {
                     Some((e, plain)) => {
                         if plain {
@@ -340,11 +387,12 @@ impl Ctx<'_> {
     }
 
     /// A tilde prefix at `i`: the user name (possibly empty) and where it ends.
-    fn tilde_prefix(&self, i: usize, b: usize, assign: bool) -> Option<(String, usize)> {
+    fn tilde_prefix(&self, i: usize, b: usize) -> Option<(String, usize)> {
         let mut j = i + 1;
         while j < b {
             let c = self.byte(j)?;
-            if c == b'/' || (assign && c == b':') {
+            // bash ends a tilde prefix at `:` in any word (`~:` is `$HOME:`).
+            if c == b'/' || c == b':' {
                 break;
             }
             if !(c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'+' | b'.')) {
@@ -357,7 +405,10 @@ impl Ctx<'_> {
 
     /// For `[` at `i`: the offset of a closing `]` in the word, and whether the bracket
     /// expression is plain text (no quotes, escapes or expansions).
-    fn bracket_end(&self, i: usize, b: usize) -> Option<(usize, bool)> {
+    fn bracket_end(&self, i: usize, b: usize) -> BracketEnd {
+        // Bounded look-ahead keeps hostile words (`[[[[...`) linear; past the bound the
+        // `[` is taken as a glob, which only makes the word dynamic.
+        let limit = b.min(i + SCAN_LIMIT);
         let mut j = i + 1;
         if matches!(self.byte(j), Some(b'!' | b'^')) {
             j += 1;
@@ -366,25 +417,40 @@ impl Ctx<'_> {
             j += 1;
         }
         let mut simple = true;
-        while j < b {
-            match self.byte(j)? {
-                b']' => return Some((j, simple)),
-                b'\'' | b'"' | b'\\' | b'$' | b'`' => simple = false,
+        while j < limit {
+            match self.byte(j) {
+                Some(b']') => {
+                    return if simple {
+                        BracketEnd::Simple(j)
+                    } else {
+                        BracketEnd::Complex
+                    }
+                }
+                Some(b'\'' | b'"' | b'\\' | b'$' | b'`') => simple = false,
+                None => break,
                 _ => {}
             }
             j += 1;
         }
-        None
+        if limit < b {
+            BracketEnd::Complex
+        } else {
+            BracketEnd::None
+        }
     }
 
     /// For `{` at `i`: whether it opens a brace expansion (a matching `}` with an unquoted
     /// top-level `,` or `..`); returns the `}` and whether the inside is plain text.
     fn brace_end(&mut self, i: usize, b: usize) -> Result<Option<(usize, bool)>, ParseError> {
+        // Bounded look-ahead (see `bracket_end`): past the bound, or on a quote we cannot
+        // close within it, the `{` is taken as a brace expansion (the word is dynamic).
+        let limit = b.min(i + SCAN_LIMIT);
+        let give_up = Ok(Some((i, false)));
         let mut depth = 0usize;
         let mut j = i + 1;
         let mut plain = true;
         let mut expands = false;
-        while j < b {
+        while j < limit {
             let Some(c) = self.byte(j) else { break };
             match c {
                 b'{' => depth += 1,
@@ -400,18 +466,28 @@ impl Ctx<'_> {
                 }
                 b'\'' => {
                     plain = false;
-                    j = self.scanner(b).single_quote_end(j)?;
+                    match self.scanner(limit).single_quote_end(j) {
+                        Ok(e) => j = e,
+                        Err(_) => return give_up,
+                    }
                 }
                 b'"' => {
                     plain = false;
-                    j = self.scanner(b).dq_end(j)?;
+                    match self.scanner(limit).dq_end(j) {
+                        Ok(e) => j = e,
+                        Err(_) => return give_up,
+                    }
                 }
                 b'$' | b'`' | b'<' | b'>' => plain = false,
                 _ => {}
             }
             j += 1;
         }
-        Ok(None)
+        if limit < b {
+            give_up
+        } else {
+            Ok(None)
+        }
     }
 
     /// Double-quoted text (or an unquoted here-document body when `heredoc` is set, with
@@ -687,7 +763,8 @@ impl Ctx<'_> {
         if p.operator.is_some() {
             return Err(bad("an operator after a length expansion"));
         }
-        if in_dq && self.text(i, e)?.contains('\'') {
+        // Quotes inside a nested `$(...)` are real quotes; only a top-level one is literal.
+        if in_dq && self.find_top(i, e, b'\'', true)?.is_some() {
             return Err(err(
                 ParseErrorKind::Unsupported,
                 i,
@@ -883,7 +960,7 @@ impl Ctx<'_> {
                     i = if postfix { k + 2 } else { j };
                 }
                 b'$' => {
-                    let (part, n) = self.lex_dollar(i, e, false)?;
+                    let (part, n) = self.lex_dollar(i, e, true)?;
                     if let Some(part) = part {
                         if let WordPart::Param(p) = &part {
                             if is_name(&p.name) && !p.indirect {
@@ -916,14 +993,9 @@ impl Ctx<'_> {
                     });
                     i = end + 1;
                 }
-                b'\'' => {
-                    return Err(err(
-                        ParseErrorKind::Unsupported,
-                        i,
-                        i + 1,
-                        "a single quote inside arithmetic",
-                    ))
-                }
+                // Quotes do not quote in arithmetic (bash expands it as if double-quoted):
+                // step over the quote so that what it encloses is still analysed.
+                b'\'' => i += 1,
                 b'+' | b'-' if self.byte(i + 1) == Some(c) && i + 1 < e => {
                     prefix_incdec = true;
                     i += 2;
@@ -988,4 +1060,123 @@ fn plain_param(name: String, span: Span) -> Param {
 fn dedup(v: &mut Vec<String>) {
     let mut seen = std::collections::HashSet::new();
     v.retain(|s| seen.insert(s.clone()));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn word(src: &str, opts: WordOpts) -> Result<Word, ParseError> {
+        Ctx::new(src, Limits::default()).word(0, src.len(), opts)
+    }
+
+    fn parts(src: &str) -> Vec<WordPart> {
+        word(src, ARG).unwrap().parts
+    }
+
+    #[test]
+    fn quotes_and_escapes() {
+        assert_eq!(parts("\\r\\m"), [WordPart::Literal("rm".into())]);
+        assert_eq!(
+            parts("a'b'\"c\"$'d'"),
+            [
+                WordPart::Literal("a".into()),
+                WordPart::SingleQuoted("b".into()),
+                WordPart::DoubleQuoted(vec![WordPart::Literal("c".into())]),
+                WordPart::AnsiC("d".into())
+            ]
+        );
+        assert_eq!(
+            parts("\"\\$x\\q\""),
+            [WordPart::DoubleQuoted(vec![WordPart::Literal(
+                "$x\\q".into()
+            )])]
+        );
+    }
+
+    #[test]
+    fn tilde_rules() {
+        assert_eq!(parts("~"), [WordPart::Tilde(String::new())]);
+        assert_eq!(parts("~+/x")[0], WordPart::Tilde("+".into()));
+        assert_eq!(parts("~\"u\"")[0], WordPart::Literal("~".into()));
+        assert_eq!(
+            word("a:~/b", ASSIGN).unwrap().parts[1],
+            WordPart::Tilde(String::new())
+        );
+        assert_eq!(parts("a:~/b"), [WordPart::Literal("a:~/b".into())]);
+        assert_eq!(parts("~:x")[0], WordPart::Tilde(String::new()));
+    }
+
+    #[test]
+    fn braces_and_globs() {
+        assert_eq!(parts("{a,b}"), [WordPart::Brace("{a,b}".into())]);
+        assert_eq!(parts("{a..c}"), [WordPart::Brace("{a..c}".into())]);
+        assert_eq!(parts("{a}"), [WordPart::Literal("{a}".into())]);
+        assert_eq!(parts("{'a',b}")[0], WordPart::Brace("{".into()));
+        assert_eq!(
+            word("{a,b}", ASSIGN).unwrap().static_value().as_deref(),
+            Some("{a,b}")
+        );
+        assert_eq!(parts("[]a]"), [WordPart::Glob("[]a]".into())]);
+        assert_eq!(parts("a["), [WordPart::Literal("a[".into())]);
+        assert_eq!(
+            word("*", ASSIGN).unwrap().static_value().as_deref(),
+            Some("*")
+        );
+    }
+
+    #[test]
+    fn dollar_forms() {
+        assert_eq!(parts("$"), [WordPart::Literal("$".into())]);
+        assert_eq!(parts("$%"), [WordPart::Literal("$%".into())]);
+        match &parts("$HOME/x")[0] {
+            WordPart::Param(p) => {
+                assert_eq!(p.name, "HOME");
+                assert_eq!(p.span, Span::new(0, 5));
+            }
+            other => panic!("{other:?}"),
+        }
+        match &parts("${#x}")[0] {
+            WordPart::Param(p) => {
+                assert_eq!((p.name.as_str(), p.operator.as_deref()), ("x", Some("#")))
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(word("${x", ARG).unwrap_err().kind, ParseErrorKind::Missing);
+        assert_eq!(word("${}", ARG).unwrap_err().kind, ParseErrorKind::Syntax);
+        assert_eq!(word("${x;}", ARG).unwrap_err().kind, ParseErrorKind::Syntax);
+    }
+
+    #[test]
+    fn metacharacters_inside_a_word_are_a_disagreement() {
+        assert_eq!(
+            word("a b", ARG).unwrap_err().kind,
+            ParseErrorKind::Unsupported
+        );
+        assert_eq!(
+            word("a;b", ARG).unwrap_err().kind,
+            ParseErrorKind::Unsupported
+        );
+        assert!(word("a b", REGEX).is_ok());
+    }
+
+    #[test]
+    fn arithmetic_names() {
+        let mut ctx = Ctx::new("a[b[c]]+=d++ + --e * $f - 0x1f + 16#ff", Limits::default());
+        let a = ctx.arith(0, ctx.src.len()).unwrap();
+        assert_eq!(a.variables, ["a", "b", "c", "d", "e", "f"]);
+        assert_eq!(a.assigns, ["a", "d", "e"]);
+        assert_eq!(a.words.len(), 1);
+    }
+
+    #[test]
+    fn heredoc_bodies() {
+        let src = "\tx $(id)\n\t\\$y\n";
+        let mut ctx = Ctx::new(src, Limits::default());
+        let site = super::super::scan::HereDocSite::for_tests(true, false, Span::new(0, src.len()));
+        let h = ctx.heredoc_body(&site).unwrap();
+        assert_eq!(h.body.parts[0], WordPart::Literal("x ".into()));
+        assert!(matches!(h.body.parts[1], WordPart::CommandSubst(_)));
+        assert_eq!(h.body.parts[2], WordPart::Literal("\n$y\n".into()));
+    }
 }

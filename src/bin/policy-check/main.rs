@@ -318,6 +318,60 @@ fn run(cli: Cli) -> Result<u8, String> {
     }
 }
 
+/// The longest stdin line `check` accepts (a JSON-encoded command; policies cap commands far
+/// below this).
+const MAX_LINE: usize = 16 << 20;
+
+enum LineRead {
+    Line,
+    TooLong,
+    Eof,
+}
+
+/// Read one line into `buf` (without the newline), holding at most `max` bytes: a longer line
+/// is consumed and reported, so endless input cannot exhaust memory.
+fn read_line_capped(
+    input: &mut impl BufRead,
+    buf: &mut Vec<u8>,
+    max: usize,
+) -> std::io::Result<LineRead> {
+    buf.clear();
+    let mut too_long = false;
+    let mut any = false;
+    loop {
+        let chunk = input.fill_buf()?;
+        if chunk.is_empty() {
+            return Ok(match (any, too_long) {
+                (false, _) => LineRead::Eof,
+                (true, true) => LineRead::TooLong,
+                (true, false) => LineRead::Line,
+            });
+        }
+        any = true;
+        let (part, done) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => (&chunk[..i], Some(i + 1)),
+            None => (chunk, None),
+        };
+        if !too_long {
+            if buf.len() + part.len() > max {
+                too_long = true;
+                buf.clear();
+            } else {
+                buf.extend_from_slice(part);
+            }
+        }
+        let used = done.unwrap_or(chunk.len());
+        input.consume(used);
+        if done.is_some() {
+            return Ok(if too_long {
+                LineRead::TooLong
+            } else {
+                LineRead::Line
+            });
+        }
+    }
+}
+
 /// `test` for one policy: 0 its examples pass, 1 one fails, `Err` it does not load.
 fn test_one(spec: &str) -> Result<u8, String> {
     // Loading already checks the examples; a failing one is an invalid policy (exit 2)
@@ -383,10 +437,24 @@ fn check(
         return Ok(exit_for(worst));
     }
     let stdin = std::io::stdin();
+    let mut input = stdin.lock();
     let mut bad_input = false;
-    for (n, line) in stdin.lock().split(b'\n').enumerate() {
-        let line = line.map_err(|e| format!("cannot read stdin: {e}"))?;
-        let lineno = n + 1;
+    let mut line = Vec::new();
+    let mut lineno = 0;
+    loop {
+        lineno += 1;
+        match read_line_capped(&mut input, &mut line, MAX_LINE) {
+            Ok(LineRead::Eof) => break,
+            Ok(LineRead::Line) => {}
+            Ok(LineRead::TooLong) => {
+                eprintln!(
+                    "policy-check: stdin:{lineno}: line longer than {MAX_LINE} bytes, skipped"
+                );
+                bad_input = true;
+                continue;
+            }
+            Err(e) => return Err(format!("cannot read stdin: {e}")),
+        }
         let Ok(text) = std::str::from_utf8(&line) else {
             eprintln!("policy-check: stdin:{lineno}: not valid UTF-8");
             bad_input = true;

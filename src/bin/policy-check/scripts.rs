@@ -1,7 +1,7 @@
 //! `policy-check check --script FILE...` (each top-level command of a shell script is one
 //! decision, reported at its file:line:col) and `check --format sarif`.
 
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use annotate_snippets::{Level, Renderer, Snippet};
@@ -383,12 +383,28 @@ fn clamp(text: &str, start: usize, end: usize) -> std::ops::Range<usize> {
     start..end
 }
 
-/// Reads JSON lines from stdin like `check` does; returns whether a line was unreadable.
+/// Reads JSON lines from stdin like `check` does (each line capped in size); returns whether
+/// a line was unreadable.
 fn read_stdin(policy: &Policy, ctx: &Context, items: &mut Vec<Item>) -> Result<bool, String> {
     let mut bad = false;
-    for (n, line) in std::io::stdin().lock().split(b'\n').enumerate() {
-        let line = line.map_err(|e| format!("cannot read stdin: {e}"))?;
-        let lineno = n + 1;
+    let mut input = std::io::stdin().lock();
+    let mut line = Vec::new();
+    let mut lineno = 0;
+    loop {
+        lineno += 1;
+        match crate::read_line_capped(&mut input, &mut line, crate::MAX_LINE) {
+            Ok(crate::LineRead::Eof) => break,
+            Ok(crate::LineRead::Line) => {}
+            Ok(crate::LineRead::TooLong) => {
+                eprintln!(
+                    "policy-check: stdin:{lineno}: line longer than {} bytes, skipped",
+                    crate::MAX_LINE
+                );
+                bad = true;
+                continue;
+            }
+            Err(e) => return Err(format!("cannot read stdin: {e}")),
+        }
         let Ok(text) = std::str::from_utf8(&line) else {
             eprintln!("policy-check: stdin:{lineno}: not valid UTF-8");
             bad = true;
