@@ -257,7 +257,7 @@ impl Truncator {
         }
         let bytes = s.as_bytes();
         self.total += bytes.len() as u64;
-        self.newlines += bytes.iter().filter(|&&b| b == b'\n').count() as u64;
+        self.newlines += memchr::memchr_iter(b'\n', bytes).count() as u64;
         self.last_byte = bytes.last().copied();
         let room = self.config.max_bytes.saturating_sub(self.prefix.len());
         if room > 0 {

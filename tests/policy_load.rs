@@ -166,3 +166,16 @@ fn shipped_policies_load_and_developer_extends_read_only() {
     }
     assert!(Policy::shipped("nope").is_none());
 }
+
+#[test]
+fn redact_table_is_validated_at_load() {
+    let good = "[redact]\ndisable = [\"jwt\"]\n[[redact.rule]]\nid = \"acme-token\"\ndescription = \"Acme\"\nkeywords = [\"acme_\"]\nregex = '''(acme_[a-z0-9]{16})'''\n";
+    let p = Policy::from_toml(good, "r.toml").expect("valid redact table");
+    let cfg = p.redact.expect("kept");
+    assert_eq!(cfg.rules.len(), 1);
+    let bad = "[policy]\nname = \"x\"\n\n[redact]\n[[redact.rule]]\nid = \"broken\"\ndescription = \"b\"\nkeywords = [\"abc\"]\nregex = '''(unclosed'''\n";
+    let d = diags(bad);
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0].0, "policy-redact");
+    assert_eq!(d[0].1, "test.toml:4:2");
+}

@@ -345,8 +345,8 @@ pub struct Policy {
     pub programs: BTreeMap<String, ProgramRule>,
     /// `[examples]` of the top-level file.
     pub examples: Vec<Example>,
-    /// The `[redact]` table, if any (validated by the output pipeline).
-    pub redact: Option<toml::Value>,
+    /// The `[redact]` settings of the policy and its includes, merged (validated at load).
+    pub redact: Option<crate::redact::RedactConfig>,
     /// The files this policy was loaded from, includes first.
     pub sources: Vec<String>,
 }

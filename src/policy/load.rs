@@ -453,8 +453,8 @@ impl Loader {
                 });
             }
         }
-        if raw.redact.is_some() {
-            self.policy.redact = raw.redact;
+        if let Some(value) = raw.redact {
+            self.apply_redact(file, value);
         }
         if top {
             if let Some(ex) = raw.examples {
@@ -473,6 +473,30 @@ impl Loader {
                 }
             }
         }
+    }
+
+    /// `[redact]`: extend or override the built-in credential rules. Validated here (every
+    /// regex compiled) so a broken rule is a load error at the policy's location.
+    fn apply_redact(&mut self, file: &File, value: toml::Value) {
+        let loc = file.loc(file.key(&["redact"]));
+        let config: crate::redact::RedactConfig = match value.try_into() {
+            Ok(c) => c,
+            Err(e) => {
+                self.diag(
+                    "policy-redact",
+                    format!("[redact]: {}", first_line(e.message())),
+                    loc,
+                );
+                return;
+            }
+        };
+        let mut merged = self.policy.redact.take().unwrap_or_default();
+        merged.merge(config);
+        if let Err(e) = crate::redact::RuleSet::with_config(&merged) {
+            self.diag("policy-redact", format!("[redact]: {e}"), loc);
+            return;
+        }
+        self.policy.redact = Some(merged);
     }
 
     fn path_pattern(

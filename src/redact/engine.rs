@@ -13,13 +13,23 @@ use super::Stats;
 /// The built-in rule pack, as TOML in the [`RedactConfig`] schema.
 pub const BUILTIN_RULES: &str = include_str!("rules.toml");
 
-/// Keywords per aho-corasick automaton. Teddy, the SIMD searcher aho-corasick uses as a
-/// prefilter, handles up to 64 patterns; smaller groups keep its buckets selective.
-const KEYWORDS_PER_GROUP: usize = 32;
+/// Keywords per packed (Teddy) searcher. Teddy handles up to 64 patterns, but its 8 buckets
+/// then verify many false candidates; on the benchmark logs 16-24 per group cost least.
+const KEYWORDS_PER_GROUP: usize = 20;
 
 /// Rejected candidates retried one byte further on, per rule and line (bounds the work a
 /// hostile line can cause).
 const MAX_RETRIES: usize = 64;
+
+/// One group of keywords: a packed (Teddy) searcher where the CPU has one, else aho-corasick.
+#[derive(Debug)]
+enum Keywords {
+    /// Leftmost-longest Teddy; each pattern's rule list also holds the rules of the keywords
+    /// that are its prefixes (they match wherever it does).
+    Packed(aho_corasick::packed::Searcher),
+    /// Overlapping aho-corasick search, for CPUs without Teddy.
+    Ac(AhoCorasick),
+}
 
 /// The three kinds of rules.
 #[derive(Debug)]
@@ -39,9 +49,13 @@ pub(crate) struct Rule {
     pub(crate) marker: Vec<u8>,
     regex: Regex,
     group: usize,
+    /// The secret group spans the whole match (see [`group_is_whole_match`]).
+    whole: bool,
     entropy: Option<f64>,
-    stopwords: Vec<Vec<u8>>,
-    allow: Vec<Regex>,
+    /// Case-insensitive stopword matcher.
+    stopwords: Option<AhoCorasick>,
+    /// The rule's allow patterns and the global ones, as one regex.
+    allow: Option<Regex>,
     pub(crate) kind: Kind,
     pub(crate) def: RuleDef,
 }
@@ -51,9 +65,8 @@ pub(crate) struct Rule {
 #[derive(Debug)]
 pub struct RuleSet {
     pub(crate) rules: Vec<Rule>,
-    /// Keyword automatons; each pattern id maps to the rules that keyword selects.
-    groups: Vec<(AhoCorasick, Vec<Vec<u32>>)>,
-    global_allow: Vec<Regex>,
+    /// Keyword searchers; each pattern id maps to the rules that keyword selects.
+    groups: Vec<(Keywords, Vec<Vec<u32>>)>,
     marker_re: Regex,
 }
 
@@ -112,11 +125,23 @@ impl Rule {
             None if regex.captures_len() > 1 => 1,
             None => return Err(RedactError::NoCaptureGroup { id: id.to_string() }),
         };
-        let allow = def
-            .allow
-            .iter()
-            .map(|a| compile(id, "allow", a))
-            .collect::<Result<Vec<_>, _>>()?;
+        // Each allow pattern is checked alone (for the error message); they run combined.
+        for a in &def.allow {
+            compile(id, "allow", a)?;
+        }
+        let stopwords = if def.stopwords.is_empty() {
+            None
+        } else {
+            Some(
+                AhoCorasick::builder()
+                    .ascii_case_insensitive(true)
+                    .build(&def.stopwords)
+                    .map_err(|e| RedactError::BadKeyword {
+                        id: id.to_string(),
+                        problem: format!("stopwords: {e}"),
+                    })?,
+            )
+        };
         let kind = match (&def.block, &def.section) {
             (Some(b), _) => Kind::Block {
                 begin: compile(id, "block.begin", &format!(r"(?:{})[ \t\r]*\n?\z", b.begin))?,
@@ -130,42 +155,32 @@ impl Rule {
         Ok(Rule {
             id: id.to_string(),
             marker: format!("[REDACTED:{id}]").into_bytes(),
+            whole: group == 1 && group_is_whole_match(&def.regex, regex.captures_len()),
             regex,
             group,
             entropy: def.entropy,
-            stopwords: def
-                .stopwords
-                .iter()
-                .map(|s| s.to_ascii_lowercase().into_bytes())
-                .collect(),
-            allow,
+            stopwords,
+            allow: None,
             kind,
             def: def.clone(),
         })
     }
 
     /// Whether a candidate secret passes the rule's filters.
-    fn accepts(&self, secret: &[u8], global_allow: &[Regex]) -> bool {
+    fn accepts(&self, secret: &[u8]) -> bool {
         if let Some(min) = self.entropy {
             if shannon_entropy(secret) < min {
                 return false;
             }
         }
-        if !self.stopwords.is_empty() {
-            let lower = secret.to_ascii_lowercase();
-            if self
-                .stopwords
-                .iter()
-                .any(|w| !w.is_empty() && lower.windows(w.len()).any(|x| x == w.as_slice()))
-            {
-                return false;
-            }
+        if self
+            .stopwords
+            .as_ref()
+            .is_some_and(|sw| sw.is_match(secret))
+        {
+            return false;
         }
-        !self
-            .allow
-            .iter()
-            .chain(global_allow)
-            .any(|a| a.is_match(secret))
+        !self.allow.as_ref().is_some_and(|a| a.is_match(secret))
     }
 }
 
@@ -260,7 +275,7 @@ impl RuleSet {
 
     /// Compiles rule definitions as given (no built-ins), with global allow patterns.
     pub fn from_parts(defs: Vec<RuleDef>, allow: &[String]) -> Result<RuleSet, RedactError> {
-        let mut rules = Vec::with_capacity(defs.len());
+        let mut rules: Vec<Rule> = Vec::with_capacity(defs.len());
         let mut seen = std::collections::HashSet::new();
         for d in &defs {
             if !seen.insert(d.id.clone()) {
@@ -268,18 +283,27 @@ impl RuleSet {
             }
             rules.push(Rule::compile(d)?);
         }
-        let global_allow = allow
-            .iter()
-            .map(|p| {
-                RegexBuilder::new(p)
-                    .unicode(false)
-                    .build()
-                    .map_err(|e| RedactError::BadAllow {
-                        pattern: p.clone(),
-                        message: e.to_string(),
-                    })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        for p in allow {
+            RegexBuilder::new(p)
+                .unicode(false)
+                .build()
+                .map_err(|e| RedactError::BadAllow {
+                    pattern: p.clone(),
+                    message: e.to_string(),
+                })?;
+        }
+        for r in &mut rules {
+            let all: Vec<String> = r
+                .def
+                .allow
+                .iter()
+                .chain(allow)
+                .map(|p| format!("(?:{p})"))
+                .collect();
+            if !all.is_empty() {
+                r.allow = Some(compile(&r.id, "allow", &all.join("|"))?);
+            }
+        }
         // Deduplicate keywords; each keyword selects one or more rules.
         let mut keyword_rules: Vec<(String, Vec<u32>)> = Vec::new();
         let mut index: HashMap<String, usize> = HashMap::new();
@@ -297,8 +321,35 @@ impl RuleSet {
                 }
             }
         }
+        // Longest keywords first, so that most groups get Teddy's most selective (4-byte)
+        // fingerprints and the few 3-byte keywords share a group or two.
+        keyword_rules.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.0.cmp(&b.0)));
         let mut groups = Vec::new();
         for chunk in keyword_rules.chunks(KEYWORDS_PER_GROUP) {
+            let packed = aho_corasick::packed::Config::new()
+                .match_kind(aho_corasick::packed::MatchKind::LeftmostLongest)
+                .builder()
+                .extend(chunk.iter().map(|(k, _)| k.as_bytes()))
+                .build();
+            if let Some(searcher) = packed {
+                // A leftmost-longest match at p also means every shorter keyword of the group
+                // that is its prefix occurs at p: give each keyword those keywords' rules too.
+                let lists = chunk
+                    .iter()
+                    .map(|(k, _)| {
+                        let mut rules: Vec<u32> = chunk
+                            .iter()
+                            .filter(|(other, _)| k.starts_with(other.as_str()))
+                            .flat_map(|(_, r)| r.iter().copied())
+                            .collect();
+                        rules.sort_unstable();
+                        rules.dedup();
+                        rules
+                    })
+                    .collect();
+                groups.push((Keywords::Packed(searcher), lists));
+                continue;
+            }
             let ac = AhoCorasick::builder()
                 .match_kind(MatchKind::Standard)
                 .kind(Some(AhoCorasickKind::DFA))
@@ -308,13 +359,15 @@ impl RuleSet {
                     id: "*".to_string(),
                     problem: e.to_string(),
                 })?;
-            groups.push((ac, chunk.iter().map(|(_, r)| r.clone()).collect()));
+            groups.push((
+                Keywords::Ac(ac),
+                chunk.iter().map(|(_, r)| r.clone()).collect(),
+            ));
         }
         let marker_re = compile("*", "marker", r"\[REDACTED:[a-z0-9-]+\]")?;
         Ok(RuleSet {
             rules,
             groups,
-            global_allow,
             marker_re,
         })
     }
@@ -386,17 +439,35 @@ impl RuleSet {
     /// Collects keyword hits in `region` as (start, end, rule) triples, sorted by start.
     pub(crate) fn hits(&self, region: &[u8], out: &mut Vec<(usize, usize, u32)>) {
         out.clear();
-        for (ac, rules) in &self.groups {
-            for m in ac.find_overlapping_iter(region) {
-                if let Some(list) = rules.get(m.pattern().as_usize()) {
-                    for &r in list {
-                        out.push((m.start(), m.end(), r));
+        for (keywords, rules) in &self.groups {
+            match keywords {
+                Keywords::Packed(searcher) => {
+                    // Restart one byte after each match's start: every occurrence of every
+                    // keyword is seen (same-start shorter keywords via the prefix lists).
+                    let mut pos = 0;
+                    while pos < region.len() {
+                        let span = aho_corasick::Span::from(pos..region.len());
+                        let Some(m) = searcher.find_in(region, span) else {
+                            break;
+                        };
+                        if let Some(list) = rules.get(m.pattern().as_usize()) {
+                            out.extend(list.iter().map(|&r| (m.start(), m.end(), r)));
+                        }
+                        pos = m.start() + 1;
+                    }
+                }
+                Keywords::Ac(ac) => {
+                    for m in ac.find_overlapping_iter(region) {
+                        if let Some(list) = rules.get(m.pattern().as_usize()) {
+                            out.extend(list.iter().map(|&r| (m.start(), m.end(), r)));
+                        }
                     }
                 }
             }
         }
         if self.groups.len() > 1 {
-            out.sort_unstable();
+            // The vector is one sorted run per group: the stable sort merges runs.
+            out.sort_by_key(|h| h.0);
         }
     }
 
@@ -419,9 +490,19 @@ impl RuleSet {
         extra: Option<u32>,
         out: &mut Vec<u8>,
         counts: &mut [u64],
+        scratch: &mut Scratch,
     ) {
-        let mut found: Vec<(usize, usize, u32)> = Vec::new();
-        let mut markers: Vec<(usize, usize)> = Vec::new();
+        let Scratch {
+            locs,
+            found,
+            markers,
+        } = scratch;
+        if locs.len() != self.rules.len() {
+            locs.clear();
+            locs.resize_with(self.rules.len(), || None);
+        }
+        found.clear();
+        markers.clear();
         let mut markers_done = false;
         // A section rule (given only inside its section) goes first: there it is the most
         // specific rule.
@@ -432,34 +513,45 @@ impl RuleSet {
             )
         }));
         for ri in run {
-            let Some(rule) = self.rules.get(ri as usize) else {
+            let (Some(rule), Some(slot)) = (self.rules.get(ri as usize), locs.get_mut(ri as usize))
+            else {
                 continue;
             };
+            let locs = slot.get_or_insert_with(|| rule.regex.capture_locations());
             // A rejected candidate is retried one byte further on (a bounded number of times),
             // so it cannot hide a real secret inside its span; an accepted one resumes after
             // itself. Retrying keeps redaction idempotent: the second pass, where the first
             // pass's secrets are markers, finds nothing the first pass could have found.
-            let mut locs = rule.regex.capture_locations();
             let mut pos = 0;
             let mut retries = 0;
             while pos <= line.len() {
-                let Some(whole) = rule.regex.captures_read_at(&mut locs, line, pos) else {
-                    break;
+                let (whole, span) = if rule.whole {
+                    match rule.regex.find_at(line, pos) {
+                        Some(m) => (m, Some((m.start(), m.end()))),
+                        None => break,
+                    }
+                } else {
+                    match rule.regex.captures_read_at(locs, line, pos) {
+                        Some(m) => (m, locs.get(rule.group)),
+                        None => break,
+                    }
                 };
                 let resume = whole.end().max(whole.start() + 1);
-                let accepted = match locs.get(rule.group) {
+                let accepted = match span {
                     Some((s, e)) if s < e => {
                         if !markers_done {
-                            markers.extend(
-                                self.marker_re.find_iter(line).map(|m| (m.start(), m.end())),
-                            );
+                            if memchr::memmem::find(line, b"[REDACTED:").is_some() {
+                                markers.extend(
+                                    self.marker_re.find_iter(line).map(|m| (m.start(), m.end())),
+                                );
+                            }
                             markers_done = true;
                         }
                         // Touching a marker counts: a secret redacted earlier may have ended
                         // the value this match would extend (idempotence).
                         let ok = !markers.iter().any(|&(ms, me)| s <= me && ms <= e)
                             && !found.iter().any(|&(fs, fe, _)| s < fe && fs < e)
-                            && rule.accepts(&line[s..e], &self.global_allow);
+                            && rule.accepts(&line[s..e]);
                         if ok {
                             found.push((s, e, ri));
                         }
@@ -481,7 +573,7 @@ impl RuleSet {
         }
         found.sort_unstable();
         let mut at = 0;
-        for (s, e, ri) in found {
+        for &(s, e, ri) in found.iter() {
             out.extend_from_slice(&line[at..s]);
             if let Some(rule) = self.rules.get(ri as usize) {
                 out.extend_from_slice(&rule.marker);
@@ -495,6 +587,71 @@ impl RuleSet {
     }
 }
 
+/// Reusable buffers for [`RuleSet::redact_line`] (one per [`Redactor`]).
+#[derive(Debug, Default)]
+pub(crate) struct Scratch {
+    locs: Vec<Option<regex::bytes::CaptureLocations>>,
+    found: Vec<(usize, usize, u32)>,
+    markers: Vec<(usize, usize)>,
+}
+
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
-    !needle.is_empty() && hay.windows(needle.len()).any(|w| w == needle)
+    !needle.is_empty() && memchr::memmem::find(hay, needle).is_some()
+}
+
+/// Whether the secret group is the whole match: the pattern is `(...)`, optionally between
+/// `\b`s, with that one capturing group. Then a plain `find` gives the secret's span, without
+/// running a capture engine.
+fn group_is_whole_match(pattern: &str, captures_len: usize) -> bool {
+    if captures_len != 2 {
+        return false;
+    }
+    let p = pattern.strip_prefix(r"\b").unwrap_or(pattern);
+    let p = p.strip_suffix(r"\b").unwrap_or(p);
+    let b = p.as_bytes();
+    if b.first() != Some(&b'(') || b.last() != Some(&b')') || b.get(1) == Some(&b'?') {
+        return false;
+    }
+    // The group opened at 0 must close at the very end.
+    let mut depth = 0usize;
+    let mut i = 0;
+    let mut in_class = false;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 1,
+            b'[' if !in_class => in_class = true,
+            b']' if in_class => in_class = false,
+            b'(' if !in_class => depth += 1,
+            b')' if !in_class => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 && i + 1 != b.len() {
+                    return false;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    depth == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::group_is_whole_match;
+
+    #[test]
+    fn whole_match_detection() {
+        assert!(group_is_whole_match(r"\b(ghp_[A-Za-z0-9]{36})\b", 2));
+        assert!(group_is_whole_match(r"(AGE-SECRET-KEY-1[QP]{58})", 2));
+        assert!(group_is_whole_match(
+            r"\b(sk_(?:live|test)_[0-9a-z]{24,})\b",
+            2
+        ));
+        assert!(group_is_whole_match(r"\b(a[()]b\))", 2));
+        assert!(!group_is_whole_match(r"(a)b", 2));
+        assert!(!group_is_whole_match(r"(a)|(b)", 3));
+        assert!(!group_is_whole_match(r"(?i)(a)", 2));
+        assert!(!group_is_whole_match(r"x(a)", 2));
+        assert!(!group_is_whole_match(r"(a)(?:b)", 2));
+    }
 }

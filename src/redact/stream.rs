@@ -1,6 +1,6 @@
 //! Streaming redaction: a line machine fed chunks of any size.
 
-use super::engine::{Kind, RuleSet};
+use super::engine::{Kind, RuleSet, Scratch};
 use super::{Stats, MAX_BLOCK_BYTES, MAX_BLOCK_LINES, MAX_LINE};
 
 /// A multi-line block being held until it closes.
@@ -37,6 +37,7 @@ pub struct Redactor<'r> {
     counts: Vec<u64>,
     hits: Vec<(usize, usize, u32)>,
     cands: Vec<u32>,
+    scratch: Scratch,
 }
 
 /// Where the segment starting at `start` ends, if it is complete: after the first newline within
@@ -45,7 +46,7 @@ pub struct Redactor<'r> {
 pub(crate) fn segment_end(buf: &[u8], start: usize) -> Option<usize> {
     let window_end = buf.len().min(start.saturating_add(MAX_LINE));
     let window = &buf[start..window_end];
-    if let Some(i) = window.iter().position(|&b| b == b'\n') {
+    if let Some(i) = memchr::memchr(b'\n', window) {
         return Some(start + i + 1);
     }
     if window.len() < MAX_LINE {
@@ -135,6 +136,7 @@ impl<'r> Redactor<'r> {
             counts: vec![0; set.rules.len()],
             hits: Vec::new(),
             cands: Vec::new(),
+            scratch: Scratch::default(),
         }
     }
 
@@ -149,7 +151,7 @@ impl<'r> Redactor<'r> {
         while !self.pending.is_empty() {
             let need = MAX_LINE - self.pending.len().min(MAX_LINE);
             let take_upto = data.len().min(need);
-            match data[..take_upto].iter().position(|&b| b == b'\n') {
+            match memchr::memchr(b'\n', &data[..take_upto]) {
                 Some(i) => {
                     self.pending.extend_from_slice(&data[..=i]);
                     data = &data[i + 1..];
@@ -178,7 +180,7 @@ impl<'r> Redactor<'r> {
             }
         }
         // Complete segments of `data`: up to the last newline, then forced splits of the tail.
-        let mut end = data.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let mut end = memchr::memrchr(b'\n', data).map_or(0, |i| i + 1);
         while let Some(e) = segment_end(data, end) {
             end = e;
         }
@@ -217,30 +219,26 @@ impl<'r> Redactor<'r> {
         let mut hi = 0;
         while pos < region.len() {
             let stateful = self.hold.is_some() || self.drain.is_some() || self.section.is_some();
-            let seg_start = if stateful {
-                pos
+            let (seg_start, seg_end) = if stateful {
+                (pos, segment_end(region, pos).unwrap_or(region.len()))
             } else {
                 let Some(&(h, _, _)) = hits.get(hi) else {
                     out.extend_from_slice(&region[pos..]);
                     break;
                 };
                 // Start of the line holding the hit (or `pos`, itself a segment start).
-                let mut s = region[pos..h]
-                    .iter()
-                    .rposition(|&b| b == b'\n')
-                    .map_or(pos, |i| pos + i + 1);
+                let mut s = memchr::memrchr(b'\n', &region[pos..h]).map_or(pos, |i| pos + i + 1);
                 // Inside an over-long line, walk its segments to the one holding the hit.
-                loop {
+                let e = loop {
                     let e = segment_end(region, s).unwrap_or(region.len());
                     if h < e {
-                        break;
+                        break e;
                     }
                     s = e;
-                }
+                };
                 out.extend_from_slice(&region[pos..s]);
-                s
+                (s, e)
             };
-            let seg_end = segment_end(region, seg_start).unwrap_or(region.len());
             while hits.get(hi).is_some_and(|&(h, _, _)| h < seg_start) {
                 hi += 1;
             }
@@ -339,7 +337,7 @@ impl<'r> Redactor<'r> {
             }
         }
         self.set
-            .redact_line(seg, cands, extra, out, &mut self.counts);
+            .redact_line(seg, cands, extra, out, &mut self.counts, &mut self.scratch);
     }
 
     /// Writes a held block: its opening line, one marker line for the body (when it has key

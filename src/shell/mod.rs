@@ -103,5 +103,10 @@ pub fn parse(src: &str) -> Result<Script, ParseError> {
 pub fn parse_with(src: &str, limits: &Limits) -> Result<Script, ParseError> {
     guards::check_input(src, limits)?;
     let mut ctx = lower::Ctx::new(src, *limits);
-    ctx.parse_range(0, src.len())
+    // The parser sees a newline-terminated copy (see `lower`): keep error spans in the input.
+    ctx.parse_range(0, src.len()).map_err(|mut e| {
+        e.span.end = e.span.end.min(src.len());
+        e.span.start = e.span.start.min(e.span.end);
+        e
+    })
 }

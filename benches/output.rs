@@ -1,0 +1,61 @@
+//! Output pipeline throughput: redaction of a typical build/test log and of a look-alike-dense
+//! input, and truncation, each beside a plain byte copy of the same input (the baseline; read
+//! results as ratios).
+
+use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use shellgate::redact::{Redactor, RuleSet};
+use shellgate::truncate::{truncate, TruncateConfig};
+
+#[path = "support/inputs.rs"]
+mod inputs;
+use inputs::{build_log, lookalike_log};
+
+fn copy(input: &[u8]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(input.len());
+    v.extend_from_slice(input);
+    v
+}
+
+fn bench(c: &mut Criterion) {
+    let set = RuleSet::builtin();
+    let inputs = [("build-log", build_log()), ("lookalikes", lookalike_log())];
+    for (name, input) in &inputs {
+        let mut g = c.benchmark_group(format!("redact/{name}"));
+        g.throughput(Throughput::Bytes(input.len() as u64));
+        g.bench_with_input(BenchmarkId::new("byte-copy", input.len()), input, |b, i| {
+            b.iter(|| copy(black_box(i)))
+        });
+        g.bench_with_input(BenchmarkId::new("redact", input.len()), input, |b, i| {
+            b.iter(|| set.redact(black_box(i)))
+        });
+        g.bench_with_input(
+            BenchmarkId::new("redact-stream-64k", input.len()),
+            input,
+            |b, i| {
+                b.iter(|| {
+                    let mut r = Redactor::new(set);
+                    let mut out = Vec::with_capacity(i.len());
+                    for chunk in i.chunks(64 * 1024) {
+                        r.feed(black_box(chunk), &mut out);
+                    }
+                    r.finish(&mut out);
+                    out
+                })
+            },
+        );
+        g.finish();
+    }
+    let input = &inputs[0].1;
+    let mut g = c.benchmark_group("truncate/build-log");
+    g.throughput(Throughput::Bytes(input.len() as u64));
+    g.bench_with_input(BenchmarkId::new("byte-copy", input.len()), input, |b, i| {
+        b.iter(|| copy(black_box(i)))
+    });
+    g.bench_with_input(BenchmarkId::new("truncate", input.len()), input, |b, i| {
+        b.iter(|| truncate(black_box(i), &TruncateConfig::default()))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
