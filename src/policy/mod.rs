@@ -7,8 +7,10 @@
 //! recompiling anything.
 
 mod compiled;
+pub mod lint;
 mod load;
 pub(crate) mod raw;
+pub mod schema;
 
 use std::fmt;
 use std::path::{Path, PathBuf};

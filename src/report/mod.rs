@@ -1,6 +1,8 @@
 //! Rendering decisions: for people (carets under the span, by annotate-snippets), for
 //! machines (one JSON object per command), and short text for the model.
 
+pub mod sarif;
+
 use annotate_snippets::{Level, Renderer, Snippet};
 use serde::Serialize;
 

@@ -12,23 +12,56 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 use shellgate::{report, Context, Decision, Policy, Verdict};
 
+mod hooks;
+mod init;
+mod lint;
 mod output_cmds;
+mod scripts;
 
 #[derive(Parser)]
 #[command(
     name = "policy-check",
     version,
-    about = "Check bash commands against a shellgate policy"
+    about = "Check bash commands against a shellgate policy",
+    long_about = "Check the bash commands an AI agent wants to run against a shellgate policy \
+(TOML, default deny): from the command line, from shell scripts in CI, or as a pre-tool hook \
+of Claude Code, Codex or Gemini CLI. Also lints and tests policy files.",
+    after_help = AFTER_HELP
 )]
 struct Cli {
     #[command(subcommand)]
     command: Cmd,
 }
 
+const AFTER_HELP: &str = "\
+Examples:
+  policy-check check --policy read-only 'ls -la' 'cat data.txt|grep x'
+  policy-check check --policy policy.toml --script scripts/*.sh --format sarif > shellgate.sarif
+  policy-check explain --policy developer 'git push --force'
+  policy-check lint --policy policy.toml
+  policy-check init --base developer --output shellgate.toml
+  policy-check hook claude-code --policy shellgate.toml < payload.json
+
+Exit codes: 0 allowed / clean, 1 denied / findings, 2 usage error or unreadable input.";
+
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
 enum Format {
+    /// For people: carets under the part of the command each reason is about.
     Text,
+    /// One JSON object per command (or per lint finding), one per line.
     Json,
+    /// One SARIF 2.1.0 log, for code scanning (GitHub upload-sarif).
+    Sarif,
+}
+
+impl Format {
+    fn out(self) -> scripts::Out {
+        match self {
+            Format::Text => scripts::Out::Text,
+            Format::Json => scripts::Out::Json,
+            Format::Sarif => scripts::Out::Sarif,
+        }
+    }
 }
 
 #[derive(clap::Args)]
@@ -51,14 +84,75 @@ enum Cmd {
         /// Output format.
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
-        /// Commands to check (each one argument). Without any, read JSON lines from stdin.
+        /// Shell scripts to check: each top-level command is one decision, reported at its
+        /// file:line:col. Repeatable.
+        #[arg(long = "script", value_name = "PATH", num_args = 1..)]
+        scripts: Vec<PathBuf>,
+        /// The COMMAND arguments are shell script files, like --script (for pre-commit,
+        /// which appends file names).
+        #[arg(long)]
+        files: bool,
+        /// Commands to check (each one argument). Without any (and no --script), read JSON
+        /// lines from stdin.
         #[arg(last = false, trailing_var_arg = true, allow_hyphen_values = true)]
         commands: Vec<String>,
+    },
+    /// Lint policy files: every load error and warnings about dangerous or dead rules, each
+    /// with file:line:col and a stable code. Exit 0 clean, 1 findings, 2 unreadable.
+    Lint {
+        /// Policy files (or shipped names). Repeatable.
+        #[arg(long, short = 'p', value_name = "FILE", num_args = 1..)]
+        policy: Vec<String>,
+        /// More policy files (as pre-commit passes them).
+        #[arg(value_name = "FILE", required_unless_present = "policy")]
+        files: Vec<String>,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+    },
+    /// Act as a pre-tool hook of a coding agent: read its hook payload on stdin, answer
+    /// allow / ask / deny in its format. Fails closed (exit 2, reason on stderr).
+    Hook {
+        /// The agent whose hook format to speak.
+        #[arg(value_enum)]
+        agent: hooks::Agent,
+        #[command(flatten)]
+        policy: PolicyArgs,
+        /// Workspace root for path rules (default: the payload's `cwd`).
+        #[arg(long, value_name = "DIR")]
+        workspace: Option<PathBuf>,
+        /// On allow, print nothing, so that the agent's own permission rules decide
+        /// (shellgate then only vetoes).
+        #[arg(long)]
+        defer_allow: bool,
+    },
+    /// Print the JSON Schema of the policy format (for editors: taplo, Even Better TOML).
+    Schema,
+    /// Write a commented starter policy that includes a shipped one.
+    Init {
+        /// The shipped policy to start from.
+        #[arg(long, value_enum, default_value = "read-only")]
+        base: init::Base,
+        /// Where to write it (default: stdout). Never replaces a file without --force.
+        #[arg(long, short = 'o', value_name = "FILE")]
+        output: Option<PathBuf>,
+        /// Replace an existing file.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Print a shell completion script: `policy-check completions bash > /etc/bash_completion.d/policy-check`.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
     },
     /// Run a policy's [examples]; exit 1 if one fails.
     Test {
         #[command(flatten)]
         policy: PolicyArgs,
+        /// More policy files to test (as pre-commit passes them).
+        #[arg(value_name = "FILE")]
+        files: Vec<String>,
     },
     /// Explain the decision for one command, with carets under each reason.
     Explain {
@@ -171,36 +265,78 @@ fn run(cli: Cli) -> Result<u8, String> {
             policy,
             cwd,
             format,
-            commands,
+            mut scripts,
+            files,
+            mut commands,
         } => {
             let policy = load(&policy)?;
             let ctx = context(cwd)?;
+            if files {
+                scripts.extend(commands.drain(..).map(PathBuf::from));
+            }
+            if format == Format::Sarif || !scripts.is_empty() {
+                return scripts::check_cmd(&policy, &ctx, format.out(), &commands, &scripts);
+            }
             check(&policy, &ctx, format, commands)
         }
-        Cmd::Test { policy } => {
-            // Loading already checks the examples; a failing one is an invalid policy (exit 2)
-            // there, but here it is the test result (exit 1).
+        Cmd::Lint {
+            mut policy,
+            files,
+            format,
+        } => {
+            policy.extend(files);
+            lint::lint_cmd(&policy, format.out())
+        }
+        Cmd::Hook {
+            agent,
+            policy,
+            workspace,
+            defer_allow,
+        } => {
             let spec = policy.policy.as_deref().unwrap_or("read-only");
-            match Policy::from_name_or_file(spec) {
-                Ok(p) => {
-                    println!("{}: {} example(s) passed", spec, p.examples.len());
-                    Ok(0)
-                }
-                Err(e) => {
-                    let failing: Vec<_> = e
-                        .diagnostics()
-                        .iter()
-                        .filter(|d| d.code == "policy-example-failed")
-                        .collect();
-                    if failing.is_empty() || failing.len() != e.diagnostics().len() {
-                        return Err(e.to_string());
+            Ok(hooks::hook_cmd(&hooks::HookOptions {
+                agent,
+                policy: spec,
+                workspace,
+                defer_allow,
+            }))
+        }
+        Cmd::Schema => {
+            print!("{}", shellgate::policy::schema::json_schema_text());
+            Ok(0)
+        }
+        Cmd::Init {
+            base,
+            output,
+            force,
+        } => init::init_cmd(base, output.as_deref(), force),
+        Cmd::Completions { shell } => {
+            use clap::CommandFactory;
+            clap_complete::generate(
+                shell,
+                &mut Cli::command(),
+                "policy-check",
+                &mut std::io::stdout(),
+            );
+            Ok(0)
+        }
+        Cmd::Test { policy, files } => {
+            let mut specs: Vec<String> = policy.policy.into_iter().chain(files).collect();
+            if specs.is_empty() {
+                specs.push("read-only".into());
+            }
+            let mut code = 0;
+            for spec in &specs {
+                match test_one(spec) {
+                    Ok(c) => code = code.max(c),
+                    Err(e) if specs.len() == 1 => return Err(e),
+                    Err(e) => {
+                        eprintln!("policy-check: {e}");
+                        code = 2;
                     }
-                    for d in failing {
-                        println!("{d}");
-                    }
-                    Ok(1)
                 }
             }
+            Ok(code)
         }
         Cmd::Run {
             policy,
@@ -299,6 +435,32 @@ fn read_line_capped(
     }
 }
 
+/// `test` for one policy: 0 its examples pass, 1 one fails, `Err` it does not load.
+fn test_one(spec: &str) -> Result<u8, String> {
+    // Loading already checks the examples; a failing one is an invalid policy (exit 2)
+    // there, but here it is the test result (exit 1).
+    match Policy::from_name_or_file(spec) {
+        Ok(p) => {
+            println!("{}: {} example(s) passed", spec, p.examples.len());
+            Ok(0)
+        }
+        Err(e) => {
+            let failing: Vec<_> = e
+                .diagnostics()
+                .iter()
+                .filter(|d| d.code == "policy-example-failed")
+                .collect();
+            if failing.is_empty() || failing.len() != e.diagnostics().len() {
+                return Err(e.to_string());
+            }
+            for d in failing {
+                println!("{d}");
+            }
+            Ok(1)
+        }
+    }
+}
+
 fn exit_code(code: i32) -> u8 {
     u8::try_from(code).unwrap_or(2)
 }
@@ -314,7 +476,7 @@ fn exit_for(v: Verdict) -> u8 {
 fn emit(out: &mut impl Write, format: Format, command: &str, d: &Decision) -> Result<(), String> {
     let text = match format {
         Format::Json => format!("{}\n", report::json_line(command, d)),
-        Format::Text => report::human(command, d, false),
+        Format::Text | Format::Sarif => report::human(command, d, false),
     };
     out.write_all(text.as_bytes())
         .map_err(|e| format!("cannot write output: {e}"))

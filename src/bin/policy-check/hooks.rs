@@ -1,0 +1,193 @@
+//! `policy-check hook AGENT`: a pre-tool hook for coding agents. Reads the agent's hook
+//! payload (JSON) on stdin, evaluates the shell command in it, and answers in the agent's
+//! own format.
+//!
+//! | agent | tool checked | allow | ask | deny |
+//! |---|---|---|---|---|
+//! | `claude-code` | `Bash` | `permissionDecision: "allow"` | `"ask"` | `"deny"` + reason |
+//! | `codex` | `Bash` | no output (Codex rejects `allow` without `updatedInput`) | deny (Codex does not support `ask` here) | `"deny"` + reason |
+//! | `gemini` | `run_shell_command` | `decision: "allow"` | deny (BeforeTool has no ask) | `decision: "deny"` + reason |
+//!
+//! Other tools get no opinion: no output (`{}` for Gemini CLI, which parses stdout) and exit 0. It fails closed: input that cannot be
+//! read or understood, a policy that does not load, or an event other than the pre-tool one
+//! exits 2 with the reason on stderr, which all three agents document as "block the tool
+//! call and show stderr to the model".
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use clap::ValueEnum;
+use serde_json::{json, Value};
+use shellgate::{report, Context, Policy, Verdict};
+
+/// Largest payload read (a command is at most a policy's `max_bytes`, 64 KiB by default).
+const MAX_INPUT: u64 = 8 * 1024 * 1024;
+
+/// The agents whose hook formats are supported.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Agent {
+    /// Claude Code `PreToolUse` hook (matcher `Bash`).
+    ClaudeCode,
+    /// OpenAI Codex CLI `PreToolUse` hook (matcher `Bash`).
+    Codex,
+    /// Gemini CLI `BeforeTool` hook (matcher `run_shell_command`).
+    Gemini,
+}
+
+impl Agent {
+    fn shell_tool(self) -> &'static str {
+        match self {
+            Agent::ClaudeCode | Agent::Codex => "Bash",
+            Agent::Gemini => "run_shell_command",
+        }
+    }
+
+    fn event(self) -> &'static str {
+        match self {
+            Agent::ClaudeCode | Agent::Codex => "PreToolUse",
+            Agent::Gemini => "BeforeTool",
+        }
+    }
+}
+
+/// Options of `policy-check hook`.
+pub struct HookOptions<'a> {
+    /// Which agent's format.
+    pub agent: Agent,
+    /// Policy file or shipped name.
+    pub policy: &'a str,
+    /// Workspace root; default: the payload's `cwd`.
+    pub workspace: Option<PathBuf>,
+    /// On allow, say nothing so the agent's own permission rules decide.
+    pub defer_allow: bool,
+}
+
+/// Why the hook refuses to decide: printed on stderr with exit 2 (blocks the tool call).
+struct Block(String);
+
+/// Runs the hook; returns the exit code. Output goes to stdout (decision JSON) and stderr
+/// (the blocking reason when failing closed).
+pub fn hook_cmd(opts: &HookOptions<'_>) -> u8 {
+    let mut input = Vec::new();
+    let read = std::io::stdin()
+        .lock()
+        .take(MAX_INPUT + 1)
+        .read_to_end(&mut input);
+    let result = match read {
+        Err(e) => Err(Block(format!("cannot read the hook input: {e}"))),
+        Ok(_) if input.len() as u64 > MAX_INPUT => Err(Block(format!(
+            "the hook input is larger than {MAX_INPUT} bytes"
+        ))),
+        Ok(_) => decide(opts, &input),
+    };
+    // Gemini CLI parses stdout as JSON on exit 0; its documented "no opinion" is `{}`.
+    let result = result.map(|answer| match (answer, opts.agent) {
+        (None, Agent::Gemini) => Some(json!({})),
+        (answer, _) => answer,
+    });
+    match result {
+        Ok(None) => 0,
+        Ok(Some(out)) => {
+            let mut stdout = std::io::stdout().lock();
+            match writeln!(stdout, "{out}").and_then(|()| stdout.flush()) {
+                Ok(()) => 0,
+                Err(e) => {
+                    eprintln!("shellgate: cannot write the hook answer: {e}; blocking");
+                    2
+                }
+            }
+        }
+        Err(Block(why)) => {
+            eprintln!("shellgate: {why}; the command was blocked (fail closed)");
+            2
+        }
+    }
+}
+
+fn decide(opts: &HookOptions<'_>, input: &[u8]) -> Result<Option<Value>, Block> {
+    let payload: Value = serde_json::from_slice(input)
+        .map_err(|e| Block(format!("the hook input is not valid JSON: {e}")))?;
+    let obj = payload
+        .as_object()
+        .ok_or_else(|| Block("the hook input is not a JSON object".into()))?;
+    if let Some(event) = obj.get("hook_event_name") {
+        if event.as_str() != Some(opts.agent.event()) {
+            return Err(Block(format!(
+                "this hook handles {} events, not {event}: configure it under {}",
+                opts.agent.event(),
+                opts.agent.event()
+            )));
+        }
+    }
+    let tool = obj
+        .get("tool_name")
+        .and_then(Value::as_str)
+        .ok_or_else(|| Block("the hook input has no \"tool_name\" string".into()))?;
+    if tool != opts.agent.shell_tool() {
+        // Not a shell command: no opinion.
+        return Ok(None);
+    }
+    let tool_input = obj
+        .get("tool_input")
+        .and_then(Value::as_object)
+        .ok_or_else(|| Block("the hook input has no \"tool_input\" object".into()))?;
+    let command = tool_input
+        .get("command")
+        .and_then(Value::as_str)
+        .ok_or_else(|| Block("\"tool_input\" has no \"command\" string".into()))?;
+    let cwd = obj
+        .get("cwd")
+        .and_then(Value::as_str)
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .ok_or_else(|| {
+            Block("the hook input has no absolute \"cwd\": path rules cannot be checked".into())
+        })?;
+    let policy = Policy::from_name_or_file(opts.policy)
+        .map_err(|e| Block(format!("cannot load the policy {}: {e}", opts.policy)))?;
+    let workspace = opts.workspace.clone().unwrap_or_else(|| cwd.clone());
+    let mut ctx = Context::new(&workspace).with_cwd(&cwd);
+    if opts.agent == Agent::Gemini {
+        // run_shell_command runs in `directory` (or `dir_path`), relative to the project root.
+        let dir = ["dir_path", "directory"]
+            .iter()
+            .find_map(|k| tool_input.get(*k).and_then(Value::as_str))
+            .filter(|d| !d.is_empty());
+        if let Some(dir) = dir {
+            ctx = ctx.with_cwd(Path::new(dir));
+        }
+    }
+    let decision = policy.evaluate(&ctx, command);
+    let reason = match decision.verdict {
+        Verdict::Allow => format!("shellgate: allowed by the policy `{}`", policy.name),
+        _ => format!("shellgate: {}", report::for_model(command, &decision)),
+    };
+    let ask_as_deny = || {
+        format!(
+            "{reason}\n(The policy asks for a person's approval, which this agent's hooks cannot \
+             request; run the command yourself if it is right.)"
+        )
+    };
+    Ok(match (opts.agent, decision.verdict) {
+        (_, Verdict::Allow) if opts.defer_allow => None,
+        (Agent::ClaudeCode, v) => Some(claude_like(v, &reason)),
+        (Agent::Codex, Verdict::Allow) => None,
+        (Agent::Codex, Verdict::Ask) => Some(claude_like(Verdict::Deny, &ask_as_deny())),
+        (Agent::Codex, Verdict::Deny) => Some(claude_like(Verdict::Deny, &reason)),
+        (Agent::Gemini, Verdict::Allow) => Some(json!({ "decision": "allow" })),
+        (Agent::Gemini, Verdict::Ask) => {
+            Some(json!({ "decision": "deny", "reason": ask_as_deny() }))
+        }
+        (Agent::Gemini, Verdict::Deny) => Some(json!({ "decision": "deny", "reason": reason })),
+    })
+}
+
+fn claude_like(v: Verdict, reason: &str) -> Value {
+    json!({
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": v.as_str(),
+            "permissionDecisionReason": reason,
+        }
+    })
+}

@@ -1,0 +1,443 @@
+//! `policy-check check --script FILE...` (each top-level command of a shell script is one
+//! decision, reported at its file:line:col) and `check --format sarif`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use annotate_snippets::{Level, Renderer, Snippet};
+use shellgate::policy::Location;
+use shellgate::report::sarif::{self, SarifLevel, SarifLocation, SarifResult};
+use shellgate::shell::{self, Span};
+use shellgate::{report, Context, Decision, Policy, Reason, Verdict};
+
+/// Output formats of `check` handled here.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Out {
+    /// Carets under spans.
+    Text,
+    /// One JSON object per command.
+    Json,
+    /// One SARIF 2.1.0 log.
+    Sarif,
+}
+
+/// Largest script read.
+const MAX_SCRIPT: usize = 16 * 1024 * 1024;
+
+/// Where a checked command comes from.
+enum Origin {
+    /// The n-th command argument (or stdin line).
+    Arg(usize),
+    /// A command of a script: the file, its text, and the command's byte offset in it.
+    Script { path: String, offset: usize },
+}
+
+struct Item {
+    command: String,
+    decision: Decision,
+    origin: Origin,
+}
+
+/// Runs `check` for command arguments and/or scripts (and stdin JSON lines for SARIF when
+/// neither is given). Returns the exit code: 0 all allowed, 1 one refused, 2 unreadable input.
+pub fn check_cmd(
+    policy: &Policy,
+    ctx: &Context,
+    out_format: Out,
+    commands: &[String],
+    scripts: &[PathBuf],
+) -> Result<u8, String> {
+    let mut items = Vec::new();
+    let mut sources: Vec<(String, String)> = Vec::new();
+    let mut unreadable = false;
+    for (i, c) in commands.iter().enumerate() {
+        items.push(Item {
+            command: c.clone(),
+            decision: policy.evaluate(ctx, c),
+            origin: Origin::Arg(i),
+        });
+    }
+    if commands.is_empty() && scripts.is_empty() {
+        unreadable |= read_stdin(policy, ctx, &mut items)?;
+    }
+    for path in scripts {
+        let name = path.display().to_string();
+        let text = match read_script(path) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("policy-check: {e}");
+                unreadable = true;
+                continue;
+            }
+        };
+        check_script(policy, ctx, &name, &text, &mut items);
+        sources.push((name, text));
+    }
+    let source_of = |path: &str| -> &str {
+        sources
+            .iter()
+            .find(|(p, _)| p == path)
+            .map_or("", |(_, t)| t.as_str())
+    };
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let mut worst = Verdict::Allow;
+    let mut refused = 0usize;
+    let mut sarif_results = Vec::new();
+    for item in &items {
+        worst = worst.max(item.decision.verdict);
+        if item.decision.verdict != Verdict::Allow {
+            refused += 1;
+        }
+        match out_format {
+            Out::Json => {
+                let mut v: serde_json::Value =
+                    serde_json::from_str(&report::json_line(&item.command, &item.decision))
+                        .map_err(|e| format!("internal error: {e}"))?;
+                if let (Origin::Script { path, offset }, Some(obj)) =
+                    (&item.origin, v.as_object_mut())
+                {
+                    let loc = Location::at(path, source_of(path), *offset);
+                    obj.insert("file".into(), path.clone().into());
+                    obj.insert("line".into(), loc.line.into());
+                    obj.insert("column".into(), loc.col.into());
+                }
+                writeln!(out, "{v}").map_err(write_err)?;
+            }
+            Out::Text => {
+                let text = match &item.origin {
+                    Origin::Arg(_) => report::human(&item.command, &item.decision, false),
+                    Origin::Script { path, offset } => {
+                        if item.decision.verdict == Verdict::Allow {
+                            continue;
+                        }
+                        human_in_file(path, source_of(path), *offset, &item.decision)
+                    }
+                };
+                out.write_all(text.as_bytes()).map_err(write_err)?;
+            }
+            Out::Sarif => {
+                if let Some(r) = sarif_result(item, source_of) {
+                    sarif_results.push(r);
+                }
+            }
+        }
+    }
+    match out_format {
+        Out::Sarif => {
+            let log = sarif::log(&sarif_results);
+            let text = serde_json::to_string_pretty(&log).map_err(|e| e.to_string())?;
+            writeln!(out, "{text}").map_err(write_err)?;
+        }
+        Out::Text if !scripts.is_empty() => {
+            writeln!(
+                out,
+                "{} command(s) checked, {} refused",
+                items.len(),
+                refused
+            )
+            .map_err(write_err)?;
+        }
+        _ => {}
+    }
+    out.flush().map_err(write_err)?;
+    if unreadable {
+        return Ok(2);
+    }
+    Ok(if worst == Verdict::Allow { 0 } else { 1 })
+}
+
+fn write_err(e: std::io::Error) -> String {
+    format!("cannot write output: {e}")
+}
+
+/// Reads a script as UTF-8, naming the file (and the first bad byte) when it is not.
+fn read_script(path: &Path) -> Result<String, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    if bytes.len() > MAX_SCRIPT {
+        return Err(format!(
+            "{}: larger than {MAX_SCRIPT} bytes",
+            path.display()
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let valid = e.as_bytes().get(..at).unwrap_or(&[]);
+        let line = valid.iter().filter(|b| **b == b'\n').count() + 1;
+        format!(
+            "{}:{line}: not valid UTF-8 (byte offset {at}); shell scripts must be UTF-8 to be checked",
+            path.display()
+        )
+    })
+}
+
+/// Checks a script: the whole text is evaluated at once (so pipelines, here-document bodies
+/// and `&&` lists mean what bash makes of them), then every reason is attributed to the
+/// top-level statement it falls in (a pipeline or `&&`/`||` list is one statement). A
+/// script that does not parse is one denial at the error.
+fn check_script(policy: &Policy, ctx: &Context, path: &str, text: &str, items: &mut Vec<Item>) {
+    let limits = shell::Limits {
+        max_bytes: MAX_SCRIPT,
+        ..shell::Limits::default()
+    };
+    let script = match shell::parse_with(text, &limits) {
+        Ok(s) => s,
+        Err(e) => {
+            items.push(Item {
+                command: text.to_string(),
+                decision: Decision {
+                    verdict: Verdict::Deny,
+                    reasons: vec![Reason {
+                        code: e.kind.code(),
+                        verdict: Verdict::Deny,
+                        rule: None,
+                        message: format!("the script cannot be checked: {}", e.message),
+                        span: e.span,
+                    }],
+                },
+                origin: Origin::Script {
+                    path: path.to_string(),
+                    offset: 0,
+                },
+            });
+            return;
+        }
+    };
+    // A script is longer than one agent command: lift the size limits, keep the others.
+    let mut big = policy.clone();
+    big.limits.max_bytes = big.limits.max_bytes.max(text.len());
+    big.limits.max_commands = big.limits.max_commands.max(1_000_000);
+    let whole = big.evaluate(ctx, text);
+    let units = statements(text, &script.commands);
+    let mut decisions: Vec<Decision> = units
+        .iter()
+        .map(|_| Decision {
+            verdict: Verdict::Allow,
+            reasons: Vec::new(),
+        })
+        .collect();
+    for r in whole.reasons {
+        // The last statement that starts at or before the reason (here-document bodies
+        // follow their command's line).
+        let i = units
+            .iter()
+            .rposition(|u| u.start <= r.span.start)
+            .unwrap_or(0);
+        let Some((d, u)) = decisions.get_mut(i).zip(units.get(i)) else {
+            continue;
+        };
+        d.verdict = d.verdict.max(r.verdict);
+        d.reasons.push(Reason {
+            span: Span {
+                start: r.span.start.saturating_sub(u.start),
+                end: r.span.end.saturating_sub(u.start),
+            },
+            ..r
+        });
+    }
+    for (u, decision) in units.iter().zip(decisions) {
+        items.push(Item {
+            command: text.get(u.start..u.end).unwrap_or("").to_string(),
+            decision,
+            origin: Origin::Script {
+                path: path.to_string(),
+                offset: u.start,
+            },
+        });
+    }
+}
+
+/// Groups the parser's top-level commands into statements: commands joined by `|`, `|&`,
+/// `&&` or `||` (and whitespace or line continuations) are one statement.
+fn statements(text: &str, commands: &[shell::Command]) -> Vec<Span> {
+    let mut out: Vec<Span> = Vec::new();
+    for c in commands {
+        let span = c.span();
+        if let Some(last) = out.last_mut() {
+            let between = text.get(last.end..span.start).unwrap_or(";");
+            let ops: String = between
+                .replace("\\\n", "")
+                .chars()
+                .filter(|ch| !ch.is_whitespace())
+                .collect();
+            if matches!(ops.as_str(), "|" | "|&" | "&&" | "||") {
+                last.end = span.end.max(last.end);
+                continue;
+            }
+        }
+        out.push(span);
+    }
+    out
+}
+
+/// The reason that decides: the first one with the decision's verdict.
+fn primary(d: &Decision) -> Option<&Reason> {
+    d.reasons
+        .iter()
+        .find(|r| r.verdict == d.verdict)
+        .or(d.reasons.first())
+}
+
+fn sarif_result<'a>(item: &Item, source_of: impl Fn(&str) -> &'a str) -> Option<SarifResult> {
+    let d = &item.decision;
+    let level = match d.verdict {
+        Verdict::Allow => return None,
+        Verdict::Ask => SarifLevel::Warning,
+        Verdict::Deny => SarifLevel::Error,
+    };
+    let reason = primary(d);
+    let rule_id = reason.map_or("policy-default", |r| r.code).to_string();
+    let mut message = format!("`{}`: {}", first_line(&item.command), d.verdict);
+    for r in d.reasons.iter().filter(|r| r.verdict == d.verdict) {
+        message.push_str(&format!("\n- [{}] {}", r.code, r.message));
+        if let Some(rule) = &r.rule {
+            message.push_str(&format!(" (rule {rule})"));
+        }
+    }
+    let location = match &item.origin {
+        Origin::Arg(index) => SarifLocation::Command {
+            text: item.command.clone(),
+            index: *index,
+        },
+        Origin::Script { path, offset } => {
+            let src = source_of(path);
+            let span = reason.map_or(Span { start: 0, end: 0 }, |r| r.span);
+            let start = Location::at(path, src, offset + span.start);
+            let end = Location::at(path, src, offset + span.end.max(span.start));
+            SarifLocation::File {
+                uri: uri_of(path),
+                start_line: start.line,
+                start_column: start.col,
+                end_line: Some(end.line),
+                end_column: Some(end.col),
+            }
+        }
+    };
+    Some(SarifResult {
+        rule_id,
+        level,
+        message,
+        location,
+    })
+}
+
+/// A relative path as a URI reference (forward slashes, no leading `./`).
+fn uri_of(path: &str) -> String {
+    let p = path.replace('\\', "/");
+    p.strip_prefix("./").unwrap_or(&p).to_string()
+}
+
+fn first_line(s: &str) -> String {
+    let line = s.lines().next().unwrap_or("");
+    let short: String = line.chars().take(80).collect();
+    if short.len() < s.len() {
+        format!("{short}…")
+    } else {
+        short
+    }
+}
+
+/// Carets under each reason, shown in the script file with its real line numbers.
+fn human_in_file(path: &str, source: &str, offset: usize, d: &Decision) -> String {
+    let renderer = Renderer::plain();
+    let mut out = String::new();
+    for r in &d.reasons {
+        let level = match r.verdict {
+            Verdict::Allow => Level::Info,
+            Verdict::Ask => Level::Warning,
+            Verdict::Deny => Level::Error,
+        };
+        let span = clamp(source, offset + r.span.start, offset + r.span.end);
+        let title = format!("{}: {}", r.verdict, r.message);
+        let footer = r.rule.as_ref().map(|rule| format!("rule {rule}"));
+        let mut msg = level.title(&title).id(r.code).snippet(
+            Snippet::source(source)
+                .line_start(1)
+                .origin(path)
+                .fold(true)
+                .annotation(level.span(span).label(r.code)),
+        );
+        if let Some(f) = &footer {
+            msg = msg.footer(Level::Note.title(f));
+        }
+        out.push_str(&renderer.render(msg).to_string());
+        out.push('\n');
+    }
+    let loc = Location::at(path, source, offset);
+    out.push_str(&format!("{loc}: decision: {}\n", d.verdict));
+    out
+}
+
+fn clamp(text: &str, start: usize, end: usize) -> std::ops::Range<usize> {
+    let mut start = start.min(text.len());
+    let mut end = end.min(text.len()).max(start);
+    while start > 0 && !text.is_char_boundary(start) {
+        start -= 1;
+    }
+    while end < text.len() && !text.is_char_boundary(end) {
+        end += 1;
+    }
+    if start == end && end < text.len() {
+        end += text[end..].chars().next().map_or(0, char::len_utf8);
+    }
+    start..end
+}
+
+/// Reads JSON lines from stdin like `check` does (each line capped in size); returns whether
+/// a line was unreadable.
+fn read_stdin(policy: &Policy, ctx: &Context, items: &mut Vec<Item>) -> Result<bool, String> {
+    let mut bad = false;
+    let mut input = std::io::stdin().lock();
+    let mut line = Vec::new();
+    let mut lineno = 0;
+    loop {
+        lineno += 1;
+        match crate::read_line_capped(&mut input, &mut line, crate::MAX_LINE) {
+            Ok(crate::LineRead::Eof) => break,
+            Ok(crate::LineRead::Line) => {}
+            Ok(crate::LineRead::TooLong) => {
+                eprintln!(
+                    "policy-check: stdin:{lineno}: line longer than {} bytes, skipped",
+                    crate::MAX_LINE
+                );
+                bad = true;
+                continue;
+            }
+            Err(e) => return Err(format!("cannot read stdin: {e}")),
+        }
+        let Ok(text) = std::str::from_utf8(&line) else {
+            eprintln!("policy-check: stdin:{lineno}: not valid UTF-8");
+            bad = true;
+            continue;
+        };
+        let text = text.trim();
+        if text.is_empty() {
+            continue;
+        }
+        let command = match serde_json::from_str::<serde_json::Value>(text) {
+            Ok(serde_json::Value::String(s)) => s,
+            Ok(serde_json::Value::Object(o)) => match o.get("command") {
+                Some(serde_json::Value::String(s)) => s.clone(),
+                _ => {
+                    eprintln!("policy-check: stdin:{lineno}: object has no \"command\" string");
+                    bad = true;
+                    continue;
+                }
+            },
+            _ => {
+                eprintln!(
+                    "policy-check: stdin:{lineno}: expected a JSON string or an object with \"command\""
+                );
+                bad = true;
+                continue;
+            }
+        };
+        let index = items.len();
+        items.push(Item {
+            decision: policy.evaluate(ctx, &command),
+            command,
+            origin: Origin::Arg(index),
+        });
+    }
+    Ok(bad)
+}
