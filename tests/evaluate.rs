@@ -730,3 +730,19 @@ fn regression_corpus_findings_stay_fixed() {
         Verdict::Ask
     );
 }
+
+/// Found by the ecosystem review: `+` options of `set`/`declare` skipped option rules.
+#[test]
+fn regression_plus_options_go_through_option_rules() {
+    let src = "[programs.set]\noperands = \"text\"\nallow_options = [\"-e\", \"-u\", \"-o\"]\noptions_with_value = [\"-o\", \"+o\"]\noption_values = { \"-o\" = \"^pipefail$\" }\n[programs.declare]\noperands = \"assignment\"\ndeny_options = [\"-n\", \"+n\"]\n";
+    let p = Policy::from_toml(src, "plus.toml").expect("valid");
+    let ctx = Context::example();
+    assert_eq!(
+        p.evaluate(&ctx, "set -e -o pipefail").verdict,
+        Verdict::Allow
+    );
+    for cmd in ["set +o vi", "set +x", "set -o vi"] {
+        assert_eq!(p.evaluate(&ctx, cmd).verdict, Verdict::Deny, "{cmd}");
+    }
+    assert_eq!(p.evaluate(&ctx, "declare +n x").verdict, Verdict::Deny);
+}

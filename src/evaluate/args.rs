@@ -91,6 +91,10 @@ impl Eval<'_> {
         };
         let mut after_dd = false;
         let mut sub_rest = args.len();
+        let plus_options = matches!(
+            rule.name.as_str(),
+            "set" | "declare" | "typeset" | "local" | "export" | "readonly" | "shopt"
+        ) || known_plus_option(rule);
         let mut i = 0;
         while i < args.len() {
             let w = &args[i];
@@ -119,7 +123,9 @@ impl Eval<'_> {
                     self.reason(code, ar.verdict, Some(&ar.rule), msg, w.span);
                 }
             }
-            if after_dd || s == "-" || !s.starts_with('-') || s.len() < 2 {
+            // `set +o vi`, `declare +x NAME`: these builtins take `+` options too.
+            let plus = plus_options && s.starts_with('+') && s.len() >= 2;
+            if after_dd || s == "-" || (!s.starts_with('-') && !plus) || s.len() < 2 {
                 p.operands.push(w);
                 if has_subcommands && p.operands.len() == 1 {
                     sub_rest = i;
@@ -163,10 +169,11 @@ impl Eval<'_> {
                 after_dd |= rule.terminal_options.contains(&canonical);
                 continue;
             }
-            // A cluster of short options: `-rf`, `-n5`, `-ofile`.
+            // A cluster of short options: `-rf`, `-n5`, `-ofile` (or `+o` for `set`).
+            let sign = if plus { '+' } else { '-' };
             let chars: Vec<(usize, char)> = s.char_indices().skip(1).collect();
             for &(at, c) in &chars {
-                let opt = format!("-{c}");
+                let opt = format!("{sign}{c}");
                 let rest = &s[at + c.len_utf8()..];
                 if has_subcommands && !known_option(rule, &opt) {
                     self.unknown_before_subcommand(rule, &opt, w.span);
@@ -728,6 +735,18 @@ impl Eval<'_> {
         }
         out
     }
+}
+
+/// Whether the rule mentions a `+` option (then `+x` words are options, not operands).
+fn known_plus_option(rule: &ProgramRule) -> bool {
+    let mut all = rule
+        .options_with_value
+        .iter()
+        .chain(&rule.deny_options)
+        .chain(&rule.ask_options)
+        .chain(rule.allow_options.iter().flatten())
+        .chain(&rule.flags);
+    all.any(|o| o.starts_with('+'))
 }
 
 /// Whether the rule names `opt` anywhere (exactly).
