@@ -455,3 +455,18 @@ proptest! {
         }
     }
 }
+
+/// Found by the fuzz campaign (fuzz/artifacts/redact/crash-e3017b33): a marker ended a value
+/// that a longer, rejected candidate had covered, so a second pass found one more secret.
+#[test]
+fn regression_fuzz_second_pass_found_a_url_credential() {
+    let input: &[u8] = b"p`s\x01passwo_TOmapfile KEN=es://user:s3cr3tP4ses://user:s3cs$@res://user:\x00\x00\x00user]:s3cr3tP4\x1css@db:503";
+    let once = shellgate::redact::redact(input);
+    assert_eq!(shellgate::redact::redact(&once), once, "not idempotent");
+    assert_eq!(
+        once.windows(b"[REDACTED:url-credentials]".len())
+            .filter(|w| w == b"[REDACTED:url-credentials]")
+            .count(),
+        2
+    );
+}

@@ -503,6 +503,12 @@ impl RuleSet {
     /// Redacts one line (or held unit) with the candidate rules `cands` (sorted rule indices,
     /// each with where its last keyword starts in the line) plus `extra` (a section rule, which
     /// needs no keyword), appending the result to `out`.
+    ///
+    /// A redaction can expose a match the first pass could not see (a marker ends a value that
+    /// a longer, rejected candidate had covered), so a changed line is redacted again, with
+    /// fresh candidates, until nothing changes (at most [`MAX_PASSES`] times): idempotence
+    /// holds by construction rather than by reasoning about every rule's shape. Lines without
+    /// a secret, the usual case, take one pass.
     pub(crate) fn redact_line(
         &self,
         line: &[u8],
@@ -512,6 +518,33 @@ impl RuleSet {
         counts: &mut [u64],
         scratch: &mut Scratch,
     ) {
+        let start = out.len();
+        if !self.redact_line_once(line, cands, extra, out, counts, scratch) {
+            return;
+        }
+        let mut current = out.split_off(start);
+        let mut next_cands = Vec::new();
+        for _ in 1..MAX_PASSES {
+            self.candidates(&current, &mut next_cands);
+            let mut next = Vec::with_capacity(current.len());
+            if !self.redact_line_once(&current, &next_cands, extra, &mut next, counts, scratch) {
+                break;
+            }
+            current = next;
+        }
+        out.extend_from_slice(&current);
+    }
+
+    /// One pass of [`RuleSet::redact_line`]; returns whether anything was redacted.
+    fn redact_line_once(
+        &self,
+        line: &[u8],
+        cands: &[(u32, usize)],
+        extra: Option<u32>,
+        out: &mut Vec<u8>,
+        counts: &mut [u64],
+        scratch: &mut Scratch,
+    ) -> bool {
         let Scratch {
             locs,
             found,
@@ -594,7 +627,7 @@ impl RuleSet {
         }
         if found.is_empty() {
             out.extend_from_slice(line);
-            return;
+            return false;
         }
         found.sort_unstable();
         let mut at = 0;
@@ -609,8 +642,12 @@ impl RuleSet {
             at = e;
         }
         out.extend_from_slice(&line[at..]);
+        true
     }
 }
+
+/// Most redaction passes over one line (see [`RuleSet::redact_line`]).
+const MAX_PASSES: usize = 4;
 
 /// Reusable buffers for [`RuleSet::redact_line`] (one per [`Redactor`]).
 #[derive(Debug, Default)]
