@@ -228,18 +228,23 @@ impl<'a> Eval<'a> {
     }
 
     fn top(&mut self, command: &str) {
+        self.parse_and_check(command, "the command cannot be checked");
+    }
+
+    /// Parse `text` under the policy's limits and check it; a parse error is a denial.
+    fn parse_and_check(&mut self, text: &str, what: &str) {
         let limits = shell::Limits {
             max_bytes: self.policy.limits.max_bytes,
             max_depth: self.policy.limits.max_depth,
             ..shell::Limits::default()
         };
-        match shell::parse_with(command, &limits) {
+        match shell::parse_with(text, &limits) {
             Ok(script) => self.script(&script),
             Err(e) => self.reason(
                 e.kind.code(),
                 Verdict::Deny,
                 None,
-                format!("the command cannot be checked: {}", e.message),
+                format!("{what}: {}", e.message),
                 e.span,
             ),
         }
@@ -265,23 +270,8 @@ impl<'a> Eval<'a> {
             (Some(o), SpanMap::Offset(base)) => SpanMap::Offset(base + o),
             _ => SpanMap::Collapse(self.span(span)),
         };
-        // A nested parse error must point at the payload, whatever the mapping.
         self.nesting += 1;
-        let limits = shell::Limits {
-            max_bytes: self.policy.limits.max_bytes,
-            max_depth: self.policy.limits.max_depth,
-            ..shell::Limits::default()
-        };
-        match shell::parse_with(text, &limits) {
-            Ok(script) => self.script(&script),
-            Err(e) => self.reason(
-                e.kind.code(),
-                Verdict::Deny,
-                None,
-                format!("the nested command cannot be checked: {}", e.message),
-                e.span,
-            ),
-        }
+        self.parse_and_check(text, "the nested command cannot be checked");
         self.nesting -= 1;
         self.map = saved;
     }

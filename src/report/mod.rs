@@ -6,7 +6,7 @@ pub mod sarif;
 use annotate_snippets::{Level, Renderer, Snippet};
 use serde::Serialize;
 
-use crate::evaluate::{Decision, Reason};
+use crate::evaluate::Decision;
 use crate::policy::{RuleRef, Verdict};
 
 /// One command's decision as a JSON object:
@@ -71,7 +71,7 @@ pub fn human(command: &str, decision: &Decision, color: bool) -> String {
         let level = level(r.verdict);
         let title = format!("{}: {}", r.verdict, r.message);
         let label = r.rule.as_ref().map(RuleRef::to_string).unwrap_or_default();
-        let span = clamp(command, r);
+        let span = caret_range(command, r.span.start, r.span.end);
         let footer_text = r.rule.as_ref().map(|rule| format!("rule {rule}"));
         let mut msg = level.title(&title).id(r.code).snippet(
             Snippet::source(command).line_start(1).annotation(
@@ -130,10 +130,11 @@ fn level(v: Verdict) -> Level {
     }
 }
 
-/// A span that is within the text and on char boundaries, never empty when the text isn't.
-fn clamp(text: &str, r: &Reason) -> std::ops::Range<usize> {
-    let mut start = r.span.start.min(text.len());
-    let mut end = r.span.end.min(text.len()).max(start);
+/// `start..end` made safe to put carets under in `text`: inside it, on char boundaries, and
+/// one character wide at least when `text` is not empty.
+pub fn caret_range(text: &str, start: usize, end: usize) -> std::ops::Range<usize> {
+    let mut start = start.min(text.len());
+    let mut end = end.min(text.len()).max(start);
     while start > 0 && !text.is_char_boundary(start) {
         start -= 1;
     }

@@ -436,6 +436,66 @@ fn read_line_capped(
 }
 
 /// `test` for one policy: 0 its examples pass, 1 one fails, `Err` it does not load.
+/// Reads commands as JSON lines from stdin (a JSON string, or an object with a `"command"`
+/// string), each line capped at [`MAX_LINE`], and calls `f` for each in order. A line that
+/// cannot be read is reported on stderr with its number and skipped, never dropped silently;
+/// returns whether there was one.
+pub(crate) fn for_each_stdin_command(
+    mut f: impl FnMut(String) -> Result<(), String>,
+) -> Result<bool, String> {
+    let stdin = std::io::stdin();
+    let mut input = stdin.lock();
+    let mut bad_input = false;
+    let mut line = Vec::new();
+    let mut lineno = 0;
+    loop {
+        lineno += 1;
+        match read_line_capped(&mut input, &mut line, MAX_LINE) {
+            Ok(LineRead::Eof) => return Ok(bad_input),
+            Ok(LineRead::Line) => {}
+            Ok(LineRead::TooLong) => {
+                eprintln!(
+                    "policy-check: stdin:{lineno}: line longer than {MAX_LINE} bytes, skipped"
+                );
+                bad_input = true;
+                continue;
+            }
+            Err(e) => return Err(format!("cannot read stdin: {e}")),
+        }
+        let Ok(text) = std::str::from_utf8(&line) else {
+            eprintln!("policy-check: stdin:{lineno}: not valid UTF-8");
+            bad_input = true;
+            continue;
+        };
+        let text = text.trim();
+        if text.is_empty() {
+            continue;
+        }
+        let command = match serde_json::from_str::<serde_json::Value>(text) {
+            Ok(serde_json::Value::String(s)) => s,
+            Ok(serde_json::Value::Object(o)) => match o.get("command") {
+                Some(serde_json::Value::String(s)) => s.clone(),
+                _ => {
+                    eprintln!("policy-check: stdin:{lineno}: object has no \"command\" string");
+                    bad_input = true;
+                    continue;
+                }
+            },
+            Ok(_) => {
+                eprintln!("policy-check: stdin:{lineno}: expected a JSON string or an object with \"command\"");
+                bad_input = true;
+                continue;
+            }
+            Err(e) => {
+                eprintln!("policy-check: stdin:{lineno}: invalid JSON: {e}");
+                bad_input = true;
+                continue;
+            }
+        };
+        f(command)?;
+    }
+}
+
 fn test_one(spec: &str) -> Result<u8, String> {
     // Loading already checks the examples; a failing one is an invalid policy (exit 2)
     // there, but here it is the test result (exit 1).
@@ -499,59 +559,11 @@ fn check(
         }
         return Ok(exit_for(worst));
     }
-    let stdin = std::io::stdin();
-    let mut input = stdin.lock();
-    let mut bad_input = false;
-    let mut line = Vec::new();
-    let mut lineno = 0;
-    loop {
-        lineno += 1;
-        match read_line_capped(&mut input, &mut line, MAX_LINE) {
-            Ok(LineRead::Eof) => break,
-            Ok(LineRead::Line) => {}
-            Ok(LineRead::TooLong) => {
-                eprintln!(
-                    "policy-check: stdin:{lineno}: line longer than {MAX_LINE} bytes, skipped"
-                );
-                bad_input = true;
-                continue;
-            }
-            Err(e) => return Err(format!("cannot read stdin: {e}")),
-        }
-        let Ok(text) = std::str::from_utf8(&line) else {
-            eprintln!("policy-check: stdin:{lineno}: not valid UTF-8");
-            bad_input = true;
-            continue;
-        };
-        let text = text.trim();
-        if text.is_empty() {
-            continue;
-        }
-        let command = match serde_json::from_str::<serde_json::Value>(text) {
-            Ok(serde_json::Value::String(s)) => s,
-            Ok(serde_json::Value::Object(o)) => match o.get("command") {
-                Some(serde_json::Value::String(s)) => s.clone(),
-                _ => {
-                    eprintln!("policy-check: stdin:{lineno}: object has no \"command\" string");
-                    bad_input = true;
-                    continue;
-                }
-            },
-            Ok(_) => {
-                eprintln!("policy-check: stdin:{lineno}: expected a JSON string or an object with \"command\"");
-                bad_input = true;
-                continue;
-            }
-            Err(e) => {
-                eprintln!("policy-check: stdin:{lineno}: invalid JSON: {e}");
-                bad_input = true;
-                continue;
-            }
-        };
+    let bad_input = for_each_stdin_command(|command| {
         let d = policy.evaluate(ctx, &command);
         worst = worst.max(d.verdict);
-        emit(&mut out, format, &command, &d)?;
-    }
+        emit(&mut out, format, &command, &d)
+    })?;
     out.flush()
         .map_err(|e| format!("cannot write output: {e}"))?;
     if bad_input {

@@ -347,7 +347,8 @@ fn human_in_file(path: &str, source: &str, offset: usize, d: &Decision) -> Strin
             Verdict::Ask => Level::Warning,
             Verdict::Deny => Level::Error,
         };
-        let span = clamp(source, offset + r.span.start, offset + r.span.end);
+        let span =
+            shellgate::report::caret_range(source, offset + r.span.start, offset + r.span.end);
         let title = format!("{}: {}", r.verdict, r.message);
         let footer = r.rule.as_ref().map(|rule| format!("rule {rule}"));
         let mut msg = level.title(&title).id(r.code).snippet(
@@ -368,76 +369,15 @@ fn human_in_file(path: &str, source: &str, offset: usize, d: &Decision) -> Strin
     out
 }
 
-fn clamp(text: &str, start: usize, end: usize) -> std::ops::Range<usize> {
-    let mut start = start.min(text.len());
-    let mut end = end.min(text.len()).max(start);
-    while start > 0 && !text.is_char_boundary(start) {
-        start -= 1;
-    }
-    while end < text.len() && !text.is_char_boundary(end) {
-        end += 1;
-    }
-    if start == end && end < text.len() {
-        end += text[end..].chars().next().map_or(0, char::len_utf8);
-    }
-    start..end
-}
-
-/// Reads JSON lines from stdin like `check` does (each line capped in size); returns whether
-/// a line was unreadable.
+/// Reads JSON lines from stdin like `check` does; returns whether a line was unreadable.
 fn read_stdin(policy: &Policy, ctx: &Context, items: &mut Vec<Item>) -> Result<bool, String> {
-    let mut bad = false;
-    let mut input = std::io::stdin().lock();
-    let mut line = Vec::new();
-    let mut lineno = 0;
-    loop {
-        lineno += 1;
-        match crate::read_line_capped(&mut input, &mut line, crate::MAX_LINE) {
-            Ok(crate::LineRead::Eof) => break,
-            Ok(crate::LineRead::Line) => {}
-            Ok(crate::LineRead::TooLong) => {
-                eprintln!(
-                    "policy-check: stdin:{lineno}: line longer than {} bytes, skipped",
-                    crate::MAX_LINE
-                );
-                bad = true;
-                continue;
-            }
-            Err(e) => return Err(format!("cannot read stdin: {e}")),
-        }
-        let Ok(text) = std::str::from_utf8(&line) else {
-            eprintln!("policy-check: stdin:{lineno}: not valid UTF-8");
-            bad = true;
-            continue;
-        };
-        let text = text.trim();
-        if text.is_empty() {
-            continue;
-        }
-        let command = match serde_json::from_str::<serde_json::Value>(text) {
-            Ok(serde_json::Value::String(s)) => s,
-            Ok(serde_json::Value::Object(o)) => match o.get("command") {
-                Some(serde_json::Value::String(s)) => s.clone(),
-                _ => {
-                    eprintln!("policy-check: stdin:{lineno}: object has no \"command\" string");
-                    bad = true;
-                    continue;
-                }
-            },
-            _ => {
-                eprintln!(
-                    "policy-check: stdin:{lineno}: expected a JSON string or an object with \"command\""
-                );
-                bad = true;
-                continue;
-            }
-        };
+    crate::for_each_stdin_command(|command| {
         let index = items.len();
         items.push(Item {
             decision: policy.evaluate(ctx, &command),
             command,
             origin: Origin::Arg(index),
         });
-    }
-    Ok(bad)
+        Ok(())
+    })
 }
