@@ -53,8 +53,12 @@ fn script_phase() {
     policy.limits.max_commands = 1_000_000;
     let t = std::time::Instant::now();
     let d = policy.evaluate(&Context::example(), &script);
+    let first = d
+        .reasons
+        .first()
+        .map_or(String::new(), |r| format!(" ({}: {})", r.code, r.message));
     println!(
-        "  evaluate: {} in {:?}; peak RSS {} KiB",
+        "  evaluate: {}{first} in {:?}; peak RSS {} KiB",
         d.verdict,
         t.elapsed(),
         peak_kib()
