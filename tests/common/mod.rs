@@ -218,7 +218,13 @@ pub fn expected_argv(c: &SimpleCommand) -> Vec<Arg> {
     let mut out = Vec::new();
     for w in &c.words {
         match brace_expand(w) {
-            Some(words) => out.extend(words.into_iter().map(Arg::Exact)),
+            // bash removes the empty words an unquoted brace expansion makes (`a {,}` is `a`).
+            Some(words) => out.extend(
+                words
+                    .into_iter()
+                    .filter(|v| !v.is_empty() || has_quotes(w))
+                    .map(Arg::Exact),
+            ),
             None => out.push(word_pattern(w)),
         }
     }
@@ -233,6 +239,15 @@ pub fn expected_commands(script: &Script) -> Vec<Vec<Arg>> {
         .filter(|c| !c.words.is_empty())
         .map(expected_argv)
         .collect()
+}
+
+fn has_quotes(w: &Word) -> bool {
+    w.parts.iter().any(|p| {
+        matches!(
+            p,
+            WordPart::SingleQuoted(_) | WordPart::DoubleQuoted(_) | WordPart::AnsiC(_)
+        )
+    })
 }
 
 fn word_pattern(w: &Word) -> Arg {
@@ -396,10 +411,9 @@ pub fn show(pat: &[Arg]) -> String {
 }
 
 /// Match what bash executed against what the IR says. With `exact`, each IR command must
-/// account for exactly one execution (a multiset equality, found as a maximum bipartite
-/// matching since patterns with wildcards overlap); otherwise IR commands may run any number
-/// of times, including never (branches, loops). Returns the executions no IR command
-/// accounts for and, with `exact`, the IR commands bash did not run.
+/// account for exactly one execution (a multiset equality); otherwise IR commands may run
+/// any number of times, including never (branches, loops). Returns the executions no IR
+/// command accounts for and, with `exact`, the IR commands bash did not run.
 pub fn compare(
     ir: &[Vec<Arg>],
     executed: &[Vec<String>],
@@ -413,19 +427,34 @@ pub fn compare(
             .collect();
         return (extra, Vec::new());
     }
-    let edges: Vec<Vec<usize>> = executed
+    let (extra, missing) = match_multisets(executed, ir, |run, p| fits(p, run));
+    (
+        extra.into_iter().map(|r| executed[r].clone()).collect(),
+        missing.into_iter().map(|i| ir[i].clone()).collect(),
+    )
+}
+
+/// A maximum matching between `left` and `right` where `fits` says which pairs may match
+/// (patterns with wildcards overlap, so greedy matching is not enough: Kuhn's augmenting
+/// paths). Returns the unmatched indices of `left` and of `right`.
+pub fn match_multisets<L, R>(
+    left: &[L],
+    right: &[R],
+    fits: impl Fn(&L, &R) -> bool,
+) -> (Vec<usize>, Vec<usize>) {
+    let edges: Vec<Vec<usize>> = left
         .iter()
-        .map(|run| (0..ir.len()).filter(|&i| fits(&ir[i], run)).collect())
+        .map(|l| (0..right.len()).filter(|&i| fits(l, &right[i])).collect())
         .collect();
-    // Kuhn's augmenting paths: owner[i] is the execution matched to IR command i.
-    let mut owner: Vec<Option<usize>> = vec![None; ir.len()];
+    // owner[i] is the left item matched to right item i.
+    let mut owner: Vec<Option<usize>> = vec![None; right.len()];
     fn augment(
-        r: usize,
+        l: usize,
         edges: &[Vec<usize>],
         owner: &mut [Option<usize>],
         seen: &mut [bool],
     ) -> bool {
-        for &i in &edges[r] {
+        for &i in &edges[l] {
             if seen[i] {
                 continue;
             }
@@ -435,22 +464,19 @@ pub fn compare(
                 Some(o) => augment(o, edges, owner, seen),
             };
             if free {
-                owner[i] = Some(r);
+                owner[i] = Some(l);
                 return true;
             }
         }
         false
     }
-    let mut extra = Vec::new();
-    for (r, run) in executed.iter().enumerate() {
-        let mut seen = vec![false; ir.len()];
-        if !augment(r, &edges, &mut owner, &mut seen) {
-            extra.push(run.clone());
+    let mut unmatched_left = Vec::new();
+    for l in 0..left.len() {
+        let mut seen = vec![false; right.len()];
+        if !augment(l, &edges, &mut owner, &mut seen) {
+            unmatched_left.push(l);
         }
     }
-    let missing = (0..ir.len())
-        .filter(|&i| owner[i].is_none())
-        .map(|i| ir[i].clone())
-        .collect();
-    (extra, missing)
+    let unmatched_right = (0..right.len()).filter(|&i| owner[i].is_none()).collect();
+    (unmatched_left, unmatched_right)
 }
