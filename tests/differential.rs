@@ -182,7 +182,17 @@ fn render(text: &str, q: Quote) -> String {
                 if c.is_ascii_alphanumeric() || !c.is_ascii() {
                     out.push(c);
                 } else {
-                    out.push_str(&format!("\\x{:02x}", c as u32));
+                    // Vary the escape: hex, octal, \u, and the named ones.
+                    let n = c as u32;
+                    match (n % 4, c) {
+                        (_, '\n') => out.push_str("\\n"),
+                        (_, '\t') => out.push_str("\\t"),
+                        (_, '\'') if n % 2 == 0 => out.push_str("\\'"),
+                        (_, '\\') => out.push_str("\\\\"),
+                        (0, _) => out.push_str(&format!("\\{n:03o}")),
+                        (1, _) => out.push_str(&format!("\\u{n:04x}")),
+                        _ => out.push_str(&format!("\\x{n:02x}")),
+                    }
                 }
             }
             out.push('\'');
@@ -249,21 +259,99 @@ prop_compose! {
     }
 }
 
+/// Between words: blanks, or a line continuation after a blank. (A continuation glued to
+/// both words joins them; shellgate refuses most of those as parse-split-word, and the one
+/// shape it misreads is pinned by `escaped_operator_char_before_a_line_continuation`.)
+fn blank() -> impl Strategy<Value = &'static str> {
+    prop::sample::select(&[" ", " ", " ", "  ", "\t", " \\\n ", " \\\n"][..])
+}
+
+/// A brace expansion of plain words: `{ab,x}`, `p{a,b}q`, `{1..3}`.
+fn brace_word() -> impl Strategy<Value = String> {
+    let plain = "[a-z0-9]{0,3}";
+    prop_oneof![
+        (plain, prop::collection::vec(plain, 2..4), plain)
+            .prop_map(|(pre, alts, post)| format!("{pre}{{{}}}{post}", alts.join(","))),
+        (0..4u8, 0..4u8).prop_map(|(a, b)| format!("{{{a}..{b}}}")),
+    ]
+}
+
+/// An argument: mostly a randomly quoted word, sometimes a brace expansion.
+fn arg() -> impl Strategy<Value = String> {
+    prop_oneof![6 => static_word(), 1 => brace_word()]
+}
+
 prop_compose! {
-    fn simple()(prog in program(), words in prop::collection::vec(static_word(), 0..4),
-                redir in redirect(), here in prop::option::weighted(0.15, static_word())) -> Gen {
-        let mut text = prog.to_string();
-        for w in &words {
+    fn simple()(assign in prop::option::weighted(0.1, static_word()),
+                prog in program(),
+                words in prop::collection::vec((blank(), arg()), 0..4),
+                redir in redirect(), here in prop::option::weighted(0.15, static_word()),
+                procsub in prop::option::weighted(0.08, text_program()),
+                comment in prop::option::weighted(0.05, "[a-z ;|&]{0,6}")) -> Gen {
+        let mut text = String::new();
+        if let Some(v) = assign {
+            text.push_str("v=");
+            text.push_str(&v);
             text.push(' ');
+        }
+        text.push_str(prog);
+        for (b, w) in &words {
+            text.push_str(b);
             text.push_str(w);
+        }
+        if let Some(p) = procsub {
+            text.push_str(&format!(" <({p} x)"));
         }
         text.push_str(redir);
         if let Some(h) = here {
             text.push_str(" <<< ");
             text.push_str(&h);
         }
+        if let Some(c) = comment {
+            // Comments out the rest of the line, whatever follows: the IR must know.
+            text.push_str(" #");
+            text.push_str(&c);
+            text.push('\n');
+        }
         Gen { text, straight: true }
     }
+}
+
+/// A here-document that feeds a text program, then the rest on the next lines.
+fn heredoc() -> impl Strategy<Value = String> {
+    let piece = prop_oneof![
+        4 => "[a-z0-9 '\";|&<>(){}#*?~.,=-]{1,6}",
+        1 => text_program().prop_map(|p| format!("$({p} h)")),
+        1 => text_program().prop_map(|p| format!("`{p} h`")),
+        1 => Just("\\$(a e) \\\\ \\`".to_string()),
+    ];
+    let line = prop::collection::vec(piece, 0..4).prop_map(|v| v.concat());
+    (
+        prop::sample::select(&["EOF", "'EOF'", "\"EOF\"", "\\EOF", "E\"O\"F"][..]),
+        any::<bool>(),
+        prop::collection::vec(line, 0..4),
+        text_program(),
+    )
+        .prop_map(|(delim, dash, lines, prog)| {
+            let indent = if dash { "\t" } else { "" };
+            let mut text = format!("cat <<{}{delim} | {prog} x\n", if dash { "-" } else { "" });
+            for l in lines {
+                text.push_str(&format!("{indent}{l}\n"));
+            }
+            text.push_str(&format!("{indent}EOF\n"));
+            text
+        })
+}
+
+/// A generated input: a list, sometimes after a here-document.
+fn inputs() -> impl Strategy<Value = Gen> {
+    (prop::option::weighted(0.15, heredoc()), commands()).prop_map(|(h, g)| match h {
+        Some(h) => Gen {
+            text: format!("{h}{}", g.text),
+            straight: g.straight,
+        },
+        None => g,
+    })
 }
 
 fn commands() -> impl Strategy<Value = Gen> {
@@ -292,6 +380,12 @@ fn commands() -> impl Strategy<Value = Gen> {
                     (Just(g), Just(kind), Just(prefix), host())
                 })
                 .prop_map(|(g, kind, prefix, host)| {
+                    // `! for ...` is misread (see `bang_before_a_reserved_word_compound`).
+                    let prefix = if prefix == "! " && g.text.starts_with("for ") {
+                        ""
+                    } else {
+                        prefix
+                    };
                     let body = format!("{prefix}{}", g.text);
                     let straight = g.straight && prefix != "! ";
                     let text = match kind {
@@ -303,6 +397,12 @@ fn commands() -> impl Strategy<Value = Gen> {
                     };
                     Gen { text, straight }
                 }),
+            // A `for` loop over static words: its body runs once per word.
+            // (`for v in ; do` with no words is refused as parse-syntax, a false refusal.)
+            1 => (prop::collection::vec(static_word(), 1..3), inner.clone()).prop_map(|(ws, g)| Gen {
+                text: format!("for v in {}; do {}; done", ws.join(" "), g.text),
+                straight: false,
+            }),
             // Backticks around a simple command.
             1 => (host(), simple()).prop_map(|(host, g)| Gen {
                 text: format!("{host} `{}`", g.text),
@@ -348,7 +448,7 @@ fn generated_commands_agree_with_bash() {
     let total = std::cell::Cell::new(0usize);
     let denials = std::cell::RefCell::new(BTreeMap::<&'static str, usize>::new());
     let rejected = std::cell::RefCell::new(Vec::<String>::new());
-    let result = runner.run(&commands(), |g| {
+    let result = runner.run(&inputs(), |g| {
         total.set(total.get() + 1);
         let flow = if g.straight {
             Flow::Straight
@@ -455,4 +555,88 @@ fn time_before_a_compound_inside_a_substitution() {
             Err(e) => panic!("{e}"),
         }
     }
+}
+
+/// FINDING (parser bug, src/shell): a line continuation right after an escaped operator
+/// character does not end the word in bash, but shellgate splits the word there (the
+/// parse-split-word guard catches `x\<newline>y`, `\-\<newline>y`, `'x'\<newline>y`, but not
+/// `\|`, `\;`, `\&`, `\>`, `\(` before the continuation).
+///
+///   `a \|\<newline>b`       IR: [a, |, b]       bash: [a, |b]
+///   `a \|\<newline>{0..1}`  IR: [a, |, 0, 1]    bash: [a, |0, |1]
+///
+/// The words bash sees start with the operator character, so they cannot be options or
+/// absolute paths: no bypass found, but the argv the policy checks is not bash's.
+/// Ignored until the parser is fixed (refusing with parse-split-word is a fix too).
+#[test]
+#[ignore = "FINDING: shellgate splits `\\|\\<newline>b` into two words; bash reads one (fix in src/shell)"]
+fn escaped_operator_char_before_a_line_continuation() {
+    refused_or_agrees(&[
+        "a \\|\\\nb",
+        "a \\|\\\n{0..1}",
+        "a \\;\\\nb",
+        "a \\&\\\nb",
+        "a \\>\\\nb",
+        "a \\(\\\nb",
+    ]);
+}
+
+/// Whether shellgate's IR for `cmd` agrees with what bash runs (containment for
+/// `Flow::Branching`), or shellgate refuses to parse it. The policy plays no part.
+fn ir_refuses_or_agrees(cmd: &str, flow: Flow) -> Result<(), String> {
+    let Ok(script) = shellgate::shell::parse(cmd) else {
+        return Ok(());
+    };
+    let ir = expected_commands(&script);
+    let sb = Sandbox::new(PROGRAMS);
+    let run = sb.run(cmd, TIMEOUT);
+    let (extra, missing) = compare(&ir, &run.executed, flow == Flow::Straight);
+    if extra.is_empty() && missing.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "{cmd:?}\n  IR:       {}\n  bash ran: {:?}",
+        ir.iter().map(|p| show(p)).collect::<Vec<_>>().join(" "),
+        run.executed
+    ))
+}
+
+/// FINDING (parser bug, src/shell; a policy bypass under a default-allow policy): after `!`,
+/// the reserved words of `if`, `for`, `while`, `until`, `select` are read as program names:
+///
+///   `! if a; then b; fi`        IR: [if, a] [then, b] [fi]     bash: [a] [b]
+///   `! for v in x; do b; done`  IR: [for, v, in, x] [do, b] ...  bash: [b]
+///
+/// Under the shipped policies (`default = "deny"`) the command is refused for running `if`,
+/// but a blocklist policy (`default = "allow"`, `rm` denied) allows
+/// `! if true; then rm -rf /tmp/x; fi`, and bash runs rm. (`time if ...` and `! { ...; }`
+/// are read correctly; `! case ...` is refused as parse-syntax.)
+#[test]
+#[ignore = "FINDING: `! if a; then b; fi` lowers `if`/`then` as programs (fix in src/shell)"]
+fn bang_before_a_reserved_word_compound() {
+    let mut failures = Vec::new();
+    for cmd in [
+        "! if a; then b; fi",
+        "! for v in x; do b; done",
+        "! while ! a; do b; done",
+        "! until a; do b; done",
+        "a && ! if a; then b; fi",
+    ] {
+        if let Err(e) = ir_refuses_or_agrees(cmd, Flow::Branching) {
+            failures.push(e);
+        }
+    }
+    let blocklist = Policy::from_toml(
+        "[policy]\nname = \"blocklist\"\ndefault = \"allow\"\n[programs.rm]\nverdict = \"deny\"\n",
+        "blocklist",
+    )
+    .unwrap();
+    let d = blocklist.evaluate(&Context::example(), "! if true; then rm -rf /tmp/x; fi");
+    if d.is_allowed() {
+        failures.push(
+            "a default-allow policy that denies rm allows `! if true; then rm -rf /tmp/x; fi`"
+                .into(),
+        );
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
