@@ -640,3 +640,27 @@ fn bang_before_a_reserved_word_compound() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// A tool for the next finding: `DIFF_PROBE='["cmd", ...]' cargo test --test differential
+/// probe -- --ignored --nocapture` prints, for each command, whether shellgate parses it,
+/// its IR and what bash ran (containment is what is checked).
+#[test]
+#[ignore = "a tool, run by hand with DIFF_PROBE"]
+fn probe() {
+    let Ok(list) = std::env::var("DIFF_PROBE") else {
+        return;
+    };
+    let cmds: Vec<String> = serde_json::from_str(&list).expect("DIFF_PROBE is a JSON array");
+    for cmd in &cmds {
+        match ir_refuses_or_agrees(cmd, Flow::Branching) {
+            Ok(()) => eprintln!(
+                "ok   {cmd:?} ({})",
+                match shellgate::shell::parse(cmd) {
+                    Ok(_) => "agrees".to_string(),
+                    Err(e) => format!("refused: {}", e.kind.code()),
+                }
+            ),
+            Err(e) => eprintln!("DIFF {e}"),
+        }
+    }
+}
