@@ -381,7 +381,8 @@ fn commands() -> impl Strategy<Value = Gen> {
                 })
                 .prop_map(|(g, kind, prefix, host)| {
                     // `! for ...` is misread (see `bang_before_a_reserved_word_compound`).
-                    let prefix = if prefix == "! " && g.text.starts_with("for ") {
+                    let reserved = ["for ", "if ", "case ", "until ", "while "];
+                    let prefix = if prefix == "! " && reserved.iter().any(|r| g.text.starts_with(r)) {
                         ""
                     } else {
                         prefix
@@ -402,6 +403,18 @@ fn commands() -> impl Strategy<Value = Gen> {
             1 => (prop::collection::vec(static_word(), 1..3), inner.clone()).prop_map(|(ws, g)| Gen {
                 text: format!("for v in {}; do {}; done", ws.join(" "), g.text),
                 straight: false,
+            }),
+            // Conditionals: `if`, `case` (any pattern may match), `until` that stops
+            // at once (the stubs exit 0), `[[ ]]`.
+            1 => (inner.clone(), inner.clone(), 0..5usize, static_word()).prop_map(|(c, b, kind, w)| {
+                let text = match kind {
+                    0 => format!("if {}; then {}; fi", c.text, b.text),
+                    1 => format!("if {}\nthen {}\nelse {}\nfi", c.text, b.text, c.text),
+                    2 => format!("case {w} in {w}) {};; *) {};; esac", c.text, b.text),
+                    3 => format!("until {}; do {}; done", c.text, b.text),
+                    _ => format!("[[ -n {w} ]] && {}", c.text),
+                };
+                Gen { text, straight: false }
             }),
             // Backticks around a simple command.
             1 => (host(), simple()).prop_map(|(host, g)| Gen {
