@@ -1,29 +1,15 @@
 //! Integration tests of the shell front-end: what commands the IR says would run.
 
+mod common;
+
+use common::argv_of;
 use shellgate::shell::{parse, parse_with, Limits, ParseErrorKind, Script};
 
 /// Every simple command anywhere, as argv with `<dyn>` for non-static words and keywords
-/// prefixed as `<Time>`, `<Bang>`, `<Coproc>`.
+/// prefixed as `<Time>`, `<Bang>`, `<Coproc>` (see [`common::argv_of`]).
 fn argv(src: &str) -> Vec<Vec<String>> {
     let script = parse(src).unwrap_or_else(|e| panic!("{src:?}: {} {}", e.kind.code(), e.message));
     argv_of(&script)
-}
-
-fn argv_of(script: &Script) -> Vec<Vec<String>> {
-    script
-        .all_simple_commands()
-        .iter()
-        .filter(|c| !c.words.is_empty() || !c.keywords.is_empty())
-        .map(|c| {
-            let mut v: Vec<String> = c.keywords.iter().map(|k| format!("<{k:?}>")).collect();
-            v.extend(
-                c.words
-                    .iter()
-                    .map(|w| w.static_value().unwrap_or_else(|| "<dyn>".into())),
-            );
-            v
-        })
-        .collect()
 }
 
 fn v(list: &[&[&str]]) -> Vec<Vec<String>> {
@@ -125,15 +111,8 @@ mod differential {
     //! they go through the stubs too.
 
     use super::*;
-    use std::path::{Path, PathBuf};
-    use std::process::Command;
-
-    const BUILTINS: &[&str] = &[
-        "echo", "printf", "pwd", "true", "false", "test", "[", "read", "kill",
-    ];
-
-    /// Each stub process writes its own record file (pipeline stages run concurrently).
-    const STUB: &str = "#!/bin/sh\nprintf '%s\\0' \"${0##*/}\" \"$@\" > \"$ORACLE_LOG/$$\"\n";
+    use common::Sandbox;
+    use std::time::Duration;
 
     const CASES: &[&str] = &[
         "ls -la",
@@ -186,69 +165,6 @@ mod differential {
         "test -f data.txt && [ -d . ]",
         "echo \"$((2*3)) ${#x}\" \"$HOME\"x",
     ];
-
-    fn scratch(tag: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("shellgate-diff-{}-{tag}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
-    }
-
-    fn run_bash(cmd: &str, programs: &[String], root: &Path) -> Vec<Vec<String>> {
-        let stubs = root.join("stubs");
-        let ws = root.join("ws");
-        std::fs::create_dir_all(&stubs).unwrap();
-        std::fs::create_dir_all(&ws).unwrap();
-        std::fs::write(ws.join("data.txt"), "x\n").unwrap();
-        let log = root.join("log");
-        std::fs::create_dir_all(&log).unwrap();
-        for p in programs {
-            if p.contains('/') || p.is_empty() {
-                continue;
-            }
-            let path = stubs.join(p);
-            std::fs::write(&path, STUB).unwrap();
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-        }
-        let disable: Vec<&str> = programs
-            .iter()
-            .map(String::as_str)
-            .filter(|p| BUILTINS.contains(p))
-            .collect();
-        let prelude = if disable.is_empty() {
-            String::new()
-        } else {
-            format!("enable -n {}\n", disable.join(" "))
-        };
-        let status = Command::new("/bin/bash")
-            .args(["--norc", "--noprofile", "-c"])
-            .arg(format!("{prelude}{cmd}"))
-            .current_dir(&ws)
-            .env_clear()
-            .env("PATH", &stubs)
-            .env("HOME", &ws)
-            .env("LANG", "C.UTF-8")
-            .env("ORACLE_LOG", &log)
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status()
-            .unwrap();
-        let _ = status;
-        std::fs::read_dir(&log)
-            .unwrap()
-            .map(|e| {
-                let raw = std::fs::read(e.unwrap().path()).unwrap();
-                let mut v: Vec<String> = raw
-                    .split(|&b| b == 0)
-                    .map(|x| String::from_utf8_lossy(x).into_owned())
-                    .collect();
-                v.pop();
-                v
-            })
-            .collect()
-    }
 
     fn matches(ir: &[String], run: &[String]) -> bool {
         ir.len() == run.len() && ir.iter().zip(run).all(|(a, b)| a == "<dyn>" || a == b)
@@ -465,7 +381,7 @@ mod differential {
     #[test]
     fn ir_argv_equals_what_bash_executes() {
         let mut failures = Vec::new();
-        for (n, cmd) in CASES.iter().enumerate() {
+        for cmd in CASES {
             let script = match parse(cmd) {
                 Ok(s) => s,
                 Err(e) => {
@@ -481,10 +397,13 @@ mod differential {
                         .collect()
                 })
                 .collect();
-            let programs: Vec<String> = ir.iter().filter_map(|c| c.first().cloned()).collect();
-            let root = scratch(&n.to_string());
-            let mut executed = run_bash(cmd, &programs, &root);
-            let _ = std::fs::remove_dir_all(&root);
+            let programs: Vec<&str> = ir
+                .iter()
+                .filter_map(|c| c.first().map(String::as_str))
+                .collect();
+            let mut executed = Sandbox::new(&programs)
+                .run(cmd, Duration::from_secs(10))
+                .executed;
             let mut remaining = ir.clone();
             executed.retain(|run| match remaining.iter().position(|c| matches(c, run)) {
                 Some(p) => {
