@@ -335,7 +335,7 @@ mod differential {
             .collect();
         let mut failures = Vec::new();
         let mut parsed = 0;
-        for n in 0..120 {
+        for _ in 0..120 {
             let cmd = gen.list(2);
             let Ok(script) = parse(&cmd) else { continue };
             parsed += 1;
@@ -347,9 +347,9 @@ mod differential {
                         .collect()
                 })
                 .collect();
-            // A fresh directory per command: a late writer cannot leak into the next one.
-            let root = scratch(&format!("generated-{n}"));
-            let executed = run_bash(&cmd, &programs, &root);
+            // A fresh sandbox per command: a late writer cannot leak into the next one.
+            let names: Vec<&str> = programs.iter().map(String::as_str).collect();
+            let executed = Sandbox::new(&names).run(&cmd, Duration::from_secs(10)).executed;
             let mut remaining = ir.clone();
             for run in executed {
                 let best = remaining
