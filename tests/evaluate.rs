@@ -746,3 +746,26 @@ fn regression_plus_options_go_through_option_rules() {
     }
     assert_eq!(p.evaluate(&ctx, "declare +n x").verdict, Verdict::Deny);
 }
+
+/// Found by the differential test: after `!`, tree-sitter read `if`/`then` as program names,
+/// so a default-allow policy that denies `rm` allowed the `rm` inside the compound.
+#[test]
+fn regression_bang_before_a_compound_hides_nothing() {
+    let src = "[policy]\ndefault = \"allow\"\n[programs.rm]\nverdict = \"deny\"\n";
+    let p = Policy::from_toml(src, "blocklist.toml").expect("valid");
+    let ctx = Context::example();
+    for cmd in [
+        "! if true; then rm -rf /tmp/x; fi",
+        "! for f in x; do rm -rf /tmp/x; done",
+        "! while rm -rf /tmp/x; do :; done",
+        "! { rm -rf /tmp/x; }",
+    ] {
+        let d = p.evaluate(&ctx, cmd);
+        assert_eq!(d.verdict, Verdict::Deny, "{cmd}");
+        assert!(
+            d.reasons.iter().any(|r| r.code == "program-denied"),
+            "{cmd}: {:?}",
+            d.reasons
+        );
+    }
+}

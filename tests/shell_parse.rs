@@ -349,7 +349,9 @@ mod differential {
                 .collect();
             // A fresh sandbox per command: a late writer cannot leak into the next one.
             let names: Vec<&str> = programs.iter().map(String::as_str).collect();
-            let executed = Sandbox::new(&names).run(&cmd, Duration::from_secs(10)).executed;
+            let executed = Sandbox::new(&names)
+                .run(&cmd, Duration::from_secs(10))
+                .executed;
             let mut remaining = ir.clone();
             for run in executed {
                 let best = remaining

@@ -76,9 +76,21 @@ pub(crate) fn check_line_continuation(
     };
     let next = text.get(i + 2).copied();
     let blank = |b: Option<u8>| matches!(b, None | Some(b' ' | b'\t' | b'\n'));
-    let ok = blank(prev)
-        || blank(next)
-        || (prev.is_some_and(is_meta) && !next.is_some_and(|n| is_meta(n) || n == b'\\'));
+    // An escaped character before the continuation (`a \|\<newline>b`) is part of a word,
+    // whatever it is: bash joins it with what follows.
+    let backslashes = text[..i.saturating_sub(1)]
+        .iter()
+        .rev()
+        .take_while(|&&b| b == b'\\')
+        .count();
+    let prev_escaped = i >= 1 && backslashes % 2 == 1;
+    let ok = if prev_escaped {
+        blank(next)
+    } else {
+        blank(prev)
+            || blank(next)
+            || (prev.is_some_and(is_meta) && !next.is_some_and(|n| is_meta(n) || n == b'\\'))
+    };
     if ok {
         return Ok(());
     }

@@ -1766,6 +1766,9 @@ struct FoundKeyword {
     name: Option<(String, usize, usize)>,
 }
 
+/// Reserved words tree-sitter misreads as a program name right after `!`.
+const BANG_COMPOUNDS: &[&str] = &["{", "if", "for", "while", "until", "select", "case"];
+
 const COMPOUND_STARTERS: &[&str] = &[
     "{", "(", "((", "[[", "while", "until", "if", "for", "case", "select",
 ];
@@ -1787,13 +1790,15 @@ fn find_keywords(root: Node<'_>, work: &[u8]) -> Vec<FoundKeyword> {
             }
         }
         if n.kind() == "negated_command" {
-            // `! { ls; }`: tree-sitter reads `{` as a program name after `!`.
+            // `! { ls; }`, `! if ...; fi`, `! for ...`: tree-sitter reads the reserved word after
+            // `!` as a program name (and the rest of the compound as more commands). Blank the
+            // `!` and parse again, as for `time`.
             if let (Some(bang), Some(cmd)) = (n.child(0), n.named_child(0)) {
                 let name = cmd.child(0).filter(|c| c.kind() == "command_name");
-                if bang.kind() == "!"
-                    && cmd.kind() == "command"
-                    && name.and_then(|c| work.get(c.byte_range())) == Some(b"{".as_slice())
-                {
+                let reserved = name
+                    .and_then(|c| work.get(c.byte_range()))
+                    .is_some_and(|t| BANG_COMPOUNDS.iter().any(|r| r.as_bytes() == t));
+                if bang.kind() == "!" && cmd.kind() == "command" && reserved {
                     let mut next = bang.end_byte();
                     while work.get(next).is_some_and(|&b| b == b' ' || b == b'\t') {
                         next += 1;
