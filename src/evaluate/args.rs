@@ -162,7 +162,7 @@ impl Eval<'_> {
                 }
                 if rule.delegate_options.contains(&canonical) {
                     self.option(rule, &canonical, &name, value.clone(), w.span, &mut p);
-                    self.delegate(rule, &name, value, &args[i..], cmd_span);
+                    self.delegate(rule, &name, value, args.get(i..).unwrap_or(&[]), cmd_span);
                     return;
                 }
                 self.option(rule, &canonical, &name, value, w.span, &mut p);
@@ -188,7 +188,7 @@ impl Eval<'_> {
                     };
                     if rule.delegate_options.contains(&opt) {
                         self.option(rule, &opt, &opt, value.clone(), w.span, &mut p);
-                        self.delegate(rule, &opt, value, &args[i..], cmd_span);
+                        self.delegate(rule, &opt, value, args.get(i..).unwrap_or(&[]), cmd_span);
                         return;
                     }
                     self.option(rule, &opt, &opt, value, w.span, &mut p);

@@ -377,7 +377,9 @@ fn simple<'a>(name: &str, spec: &Spec, args: &'a [Word], whole: Span) -> Unwrapp
         }
         let (opt, glued) = match s.split_once('=') {
             Some((o, _)) if o.starts_with("--") => (o.to_string(), true),
-            _ if !s.starts_with("--") && s.len() > 2 => (s[..2].to_string(), true),
+            _ if !s.starts_with("--") && s.chars().count() > 2 => {
+                (s.chars().take(2).collect::<String>(), true)
+            }
             _ => (s.clone(), false),
         };
         if spec.refuse.contains(&opt.as_str()) {
