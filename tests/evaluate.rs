@@ -774,9 +774,18 @@ fn regression_bang_before_a_compound_hides_nothing() {
 /// with its value missing must be clean denials, never an internal error.
 #[test]
 fn regression_odd_option_shapes_are_clean_denials() {
-    for cmd in ["timeout -é 5 ls", "nice -ñ ls", "python3 -m", "python3 -B -m"] {
+    for cmd in [
+        "timeout -é 5 ls",
+        "nice -ñ ls",
+        "python3 -m",
+        "python3 -B -m",
+    ] {
         let d = decide(developer(), cmd);
         assert_eq!(d.verdict, Verdict::Deny, "{cmd}");
-        assert!(d.reasons.iter().all(|r| r.code != "internal-error"), "{cmd}: {:?}", d.reasons);
+        assert!(
+            d.reasons.iter().all(|r| r.code != "internal-error"),
+            "{cmd}: {:?}",
+            d.reasons
+        );
     }
 }

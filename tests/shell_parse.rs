@@ -349,9 +349,17 @@ mod differential {
                 .collect();
             // A fresh sandbox per command: a late writer cannot leak into the next one.
             let names: Vec<&str> = programs.iter().map(String::as_str).collect();
-            let executed = Sandbox::new(&names)
+            // A name bash could not find (a function defined in a pipeline's subshell, `time`
+            // after `|`) is recorded behind a marker; compare it by the name bash tried.
+            let executed: Vec<Vec<String>> = Sandbox::new(&names)
                 .run(&cmd, Duration::from_secs(10))
-                .executed;
+                .executed
+                .into_iter()
+                .map(|run| match run.first().map(String::as_str) {
+                    Some(common::NOT_FOUND) => run[1..].to_vec(),
+                    _ => run,
+                })
+                .collect();
             let mut remaining = ir.clone();
             for run in executed {
                 let best = remaining

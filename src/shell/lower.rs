@@ -118,19 +118,7 @@ impl<'s> Ctx<'s> {
         }
     }
 
-    /// Hands this context a parser to reuse (see [`Ctx::take_parser`]).
-    pub(crate) fn with_parser(mut self, parser: Option<Parser>) -> Self {
-        self.parser = parser;
-        self
-    }
-
-    /// The parser, for reuse by the next parse on this thread.
-    pub(crate) fn take_parser(&mut self) -> Option<Parser> {
-        self.parser.take()
-    }
-
-    /// The tree-sitter parser, created once per thread (or per top-level parse) and reused for
-    /// nested ones.
+    /// The tree-sitter parser, created once per top-level parse and reused for nested ones.
     fn parser(&mut self, start: usize, end: usize) -> Result<&mut Parser, ParseError> {
         if self.parser.is_none() {
             let mut parser = Parser::new();

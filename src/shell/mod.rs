@@ -123,25 +123,12 @@ pub fn parse(src: &str) -> Result<Script, ParseError> {
 /// then tree-sitter-bash, then the lowering. Any doubt is an error.
 pub fn parse_with(src: &str, limits: &Limits) -> Result<Script, ParseError> {
     guards::check_input(src, limits)?;
-    // Creating and configuring a tree-sitter parser costs a few microseconds: keep one per
-    // thread. A parse leaves it reset (tree-sitter resets on every `parse` call), and a parse
-    // that panicked simply never returns it.
-    let parser = PARSER.with(|p| p.borrow_mut().take()).map(|mut p| {
-        p.reset();
-        p
-    });
-    let mut ctx = lower::Ctx::new(src, *limits).with_parser(parser);
+    let mut ctx = lower::Ctx::new(src, *limits);
     let result = ctx.parse_range(0, src.len());
-    let parser = ctx.take_parser();
-    PARSER.with(|p| *p.borrow_mut() = parser);
     // The parser sees a newline-terminated copy (see `lower`): keep error spans in the input.
     result.map_err(|mut e| {
         e.span.end = e.span.end.min(src.len());
         e.span.start = e.span.start.min(e.span.end);
         e
     })
-}
-
-thread_local! {
-    static PARSER: std::cell::RefCell<Option<tree_sitter::Parser>> = const { std::cell::RefCell::new(None) };
 }
