@@ -8,7 +8,7 @@
 //! ```
 //! use shellgate::{Context, Policy, Verdict};
 //!
-//! let policy = Policy::shipped("read-only").unwrap()?;
+//! let policy = Policy::from_name_or_file("read-only")?;
 //! let ctx = Context::new("/srv/project");
 //!
 //! assert_eq!(policy.evaluate(&ctx, "cat data.txt|grep x").verdict, Verdict::Allow);
