@@ -318,7 +318,6 @@ impl Eval<'_> {
                 self.cwds.push(dir);
             }
         }
-        let _ = cmd_span;
     }
 
     /// Before a subcommand, an option the policy does not know might take the next word as
