@@ -1450,3 +1450,24 @@ mod constructs {
         assert!(parse("cat <<'EOF'\na\\\nb\nEOF").is_ok());
     }
 }
+
+/// Found by the CI fuzz smoke run (parse target): a word ending in an escaped blank reached
+/// past the end of its command's span (tree-sitter's node ends before the blank).
+#[test]
+fn regression_fuzz_word_ending_in_an_escaped_blank_stays_inside_its_command() {
+    for src in ["$1\\\t 2\\er1\\\t", "fe$$fvdo  l}s{\\ "] {
+        let script = parse(src).expect("both parse");
+        for c in &script.commands {
+            if let shellgate::shell::Command::Simple(s) = c {
+                for w in &s.words {
+                    assert!(
+                        s.span.start <= w.span.start && w.span.end <= s.span.end,
+                        "{src:?}: word {} outside command {}",
+                        w.span,
+                        s.span
+                    );
+                }
+            }
+        }
+    }
+}

@@ -1314,7 +1314,7 @@ impl<'s> Ctx<'s> {
             }
         }
         self.flush_words(u, &mut pending, &mut cmd.words)?;
-        Ok(cmd)
+        Ok(cover_parts(cmd))
     }
 
     /// Lowers consecutive word nodes of a command. tree-sitter sometimes splits one bash
@@ -1696,7 +1696,7 @@ fn simple(
     words: Vec<Word>,
     redirects: Vec<Redirect>,
 ) -> SimpleCommand {
-    SimpleCommand {
+    cover_parts(SimpleCommand {
         span,
         assignments,
         words,
@@ -1704,7 +1704,20 @@ fn simple(
         keywords: vec![],
         background: false,
         piped_input: false,
-    }
+    })
+}
+
+/// The command's span grown to cover its parts, where tree-sitter's node ends early (a word
+/// ending in an escaped blank, `a\<TAB>`): every span nests in its parent's.
+fn cover_parts(mut cmd: SimpleCommand) -> SimpleCommand {
+    cmd.span = cmd
+        .words
+        .iter()
+        .map(|w| w.span)
+        .chain(cmd.assignments.iter().map(|a| a.span))
+        .chain(cmd.redirects.iter().map(|r| r.span))
+        .fold(cmd.span, Span::join);
+    cmd
 }
 
 fn compound(kind: CompoundKind, span: Span, body: Script) -> Compound {
