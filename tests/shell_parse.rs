@@ -1455,7 +1455,11 @@ mod constructs {
 /// past the end of its command's span (tree-sitter's node ends before the blank).
 #[test]
 fn regression_fuzz_word_ending_in_an_escaped_blank_stays_inside_its_command() {
-    for src in ["$1\\\t 2\\er1\\\t", "fe$$fvdo  l}s{\\ "] {
+    for src in [
+        "$1\\\t 2\\er1\\\t",
+        "fe$$fvdo  l}s{\\ ",
+        "$1^<exec <E\\enable er5\\\t",
+    ] {
         let script = parse(src).expect("both parse");
         for c in &script.commands {
             if let shellgate::shell::Command::Simple(s) = c {

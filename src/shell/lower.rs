@@ -309,6 +309,8 @@ impl<'s> Ctx<'s> {
                 "`time` or `coproc` without a command to apply to",
             ));
         }
+        let mut commands = commands;
+        cover_commands(&mut commands);
         Ok(Script {
             commands,
             span: Span::new(start, end),
@@ -1314,7 +1316,7 @@ impl<'s> Ctx<'s> {
             }
         }
         self.flush_words(u, &mut pending, &mut cmd.words)?;
-        Ok(cover_parts(cmd))
+        Ok(cmd)
     }
 
     /// Lowers consecutive word nodes of a command. tree-sitter sometimes splits one bash
@@ -1696,7 +1698,7 @@ fn simple(
     words: Vec<Word>,
     redirects: Vec<Redirect>,
 ) -> SimpleCommand {
-    cover_parts(SimpleCommand {
+    SimpleCommand {
         span,
         assignments,
         words,
@@ -1704,12 +1706,25 @@ fn simple(
         keywords: vec![],
         background: false,
         piped_input: false,
-    })
+    }
 }
 
-/// The command's span grown to cover its parts, where tree-sitter's node ends early (a word
+/// Grows every simple command's span to cover its parts, in this script and in the bodies
+/// of its compound commands and functions (nested substitutions are scripts of their own and
+/// get the same treatment when they are parsed). Recursion is bounded by the depth limit.
+fn cover_commands(commands: &mut [Command]) {
+    for c in commands {
+        match c {
+            Command::Simple(s) => cover_parts(s),
+            Command::Compound(cc) => cover_commands(&mut cc.body.commands),
+            Command::Function(f) => cover_commands(&mut f.body.commands),
+        }
+    }
+}
+
+/// Grows the command's span to cover its parts, where tree-sitter's node ends early (a word
 /// ending in an escaped blank, `a\<TAB>`): every span nests in its parent's.
-fn cover_parts(mut cmd: SimpleCommand) -> SimpleCommand {
+fn cover_parts(cmd: &mut SimpleCommand) {
     cmd.span = cmd
         .words
         .iter()
@@ -1717,7 +1732,6 @@ fn cover_parts(mut cmd: SimpleCommand) -> SimpleCommand {
         .chain(cmd.assignments.iter().map(|a| a.span))
         .chain(cmd.redirects.iter().map(|r| r.span))
         .fold(cmd.span, Span::join);
-    cmd
 }
 
 fn compound(kind: CompoundKind, span: Span, body: Script) -> Compound {
