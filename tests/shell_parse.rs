@@ -916,6 +916,15 @@ mod constructs {
     }
 
     #[test]
+    fn case_fallthrough_terminators() {
+        assert_eq!(
+            argv("case $x in a) ls;& b) rm x;;& *) id;; esac"),
+            v(&[&["ls"], &["rm", "x"], &["id"]])
+        );
+        assert_eq!(argv("echo ';&' \\;&"), v(&[&["echo", ";&", ";"]]));
+    }
+
+    #[test]
     fn double_bracket_tests() {
         let c = first_compound("[[ -f $(id) && $x -eq 3 && -v a[i] && $y =~ ^a ]]");
         assert_eq!(c.kind, CompoundKind::Test);
@@ -1429,7 +1438,6 @@ mod constructs {
         for src in [
             "echo \"abc",
             "if true; then ls",
-            "case x in a) ls;& esac",
             "echo $(",
             "ls )",
             "{x}>file ls",

@@ -93,6 +93,9 @@ pub(crate) struct Scanner<'a> {
     pub sites: Vec<Site>,
     /// Byte ranges to blank in the working copy (here-doc bodies and delimiter lines).
     pub blanks: Vec<(usize, usize)>,
+    /// Single bytes to replace in the working copy (`;&` and `;;&` become `;;`, which
+    /// tree-sitter-bash can parse; which case bodies run does not change what is checked).
+    pub rewrites: Vec<(usize, u8)>,
     pending: Vec<usize>,
     /// Bounds the recursion of nested contexts.
     depth: usize,
@@ -128,6 +131,7 @@ impl<'a> Scanner<'a> {
             end: end.min(src.len()),
             sites: Vec::new(),
             blanks: Vec::new(),
+            rewrites: Vec::new(),
             pending: Vec::new(),
             depth: 0,
             max_depth,
@@ -548,6 +552,16 @@ impl<'a> Scanner<'a> {
                 i = self.redirect(i)?;
                 next_word_start = true;
             }
+            b';' if self.at(i + 1) == Some(b';') && self.at(i + 2) == Some(b'&') => {
+                self.rewrites.push((i + 2, b' '));
+                i += 2;
+                st.cmd_pos = true;
+            }
+            b';' if self.at(i + 1) == Some(b'&') => {
+                self.rewrites.push((i + 1, b';'));
+                i += 1;
+                st.cmd_pos = true;
+            }
             b';' | b'&' | b'|' | b'\n' => st.cmd_pos = true,
             _ => {}
         }
@@ -867,6 +881,11 @@ pub(crate) fn working_copy(src: &str, start: usize, end: usize, sc: &Scanner<'_>
             if let Some(b) = site.pos.checked_sub(start).and_then(|p| w.get_mut(p + k)) {
                 *b = if k == 0 { b'<' } else { b' ' };
             }
+        }
+    }
+    for &(p, byte) in &sc.rewrites {
+        if let Some(b) = p.checked_sub(start).and_then(|p| w.get_mut(p)) {
+            *b = byte;
         }
     }
     for &(a, b) in &sc.blanks {
