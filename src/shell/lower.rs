@@ -581,22 +581,23 @@ impl<'s> Ctx<'s> {
         Ok(vec![Command::Simple(simple(span, assigns, vec![], vec![]))])
     }
 
-    #[inline(never)]
-    fn st_list(
+    /// The statements of `node`'s named children, one group per child, refusing any unnamed
+    /// child that is not one of `separators` (`what` names the construct in the error).
+    fn child_statements(
         &mut self,
         u: &mut Unit<'_>,
         node: Node<'_>,
-        span: Span,
-    ) -> Result<Vec<Command>, ParseError> {
-        let _ = span;
+        separators: &[&str],
+        what: &str,
+    ) -> Result<Vec<Vec<Command>>, ParseError> {
         let mut out = Vec::new();
         for (_, c) in children_of(node) {
             if c.is_named() {
-                out.extend(self.statement(u, c)?);
-            } else if !matches!(c.kind(), "&&" | "||") {
+                out.push(self.statement(u, c)?);
+            } else if !separators.contains(&c.kind()) {
                 return Err(unsupported(
                     self.span(u, c),
-                    format!("unexpected `{}` in a list", c.kind()),
+                    format!("unexpected `{}` in {what}", c.kind()),
                 ));
             }
         }
@@ -604,33 +605,34 @@ impl<'s> Ctx<'s> {
     }
 
     #[inline(never)]
+    fn st_list(
+        &mut self,
+        u: &mut Unit<'_>,
+        node: Node<'_>,
+        _span: Span,
+    ) -> Result<Vec<Command>, ParseError> {
+        let groups = self.child_statements(u, node, &["&&", "||"], "a list")?;
+        Ok(groups.into_iter().flatten().collect())
+    }
+
+    #[inline(never)]
     fn st_pipeline(
         &mut self,
         u: &mut Unit<'_>,
         node: Node<'_>,
-        span: Span,
+        _span: Span,
     ) -> Result<Vec<Command>, ParseError> {
-        let _ = span;
+        let groups = self.child_statements(u, node, &["|", "|&"], "a pipeline")?;
         let mut out = Vec::new();
-        let mut stage = 0;
-        for (_, c) in children_of(node) {
-            if c.is_named() {
-                let mut cmds = self.statement(u, c)?;
-                if stage > 0 {
-                    for cmd in cmds.iter_mut() {
-                        if let Command::Simple(s) = cmd {
-                            s.piped_input = true;
-                        }
+        for (stage, mut cmds) in groups.into_iter().enumerate() {
+            if stage > 0 {
+                for cmd in cmds.iter_mut() {
+                    if let Command::Simple(s) = cmd {
+                        s.piped_input = true;
                     }
                 }
-                stage += 1;
-                out.extend(cmds);
-            } else if !matches!(c.kind(), "|" | "|&") {
-                return Err(unsupported(
-                    self.span(u, c),
-                    format!("unexpected `{}` in a pipeline", c.kind()),
-                ));
             }
+            out.extend(cmds);
         }
         Ok(out)
     }
@@ -642,18 +644,8 @@ impl<'s> Ctx<'s> {
         node: Node<'_>,
         span: Span,
     ) -> Result<Vec<Command>, ParseError> {
-        let _ = span;
-        let mut out = Vec::new();
-        for (_, c) in children_of(node) {
-            if c.is_named() {
-                out.extend(self.statement(u, c)?);
-            } else if c.kind() != "!" {
-                return Err(unsupported(
-                    self.span(u, c),
-                    format!("unexpected `{}`", c.kind()),
-                ));
-            }
-        }
+        let groups = self.child_statements(u, node, &["!"], "a negated command")?;
+        let mut out: Vec<Command> = groups.into_iter().flatten().collect();
         for c in out.iter_mut() {
             prepend_keywords(c, &[Keyword::Bang], span)?;
         }
