@@ -789,3 +789,37 @@ fn regression_odd_option_shapes_are_clean_denials() {
         );
     }
 }
+
+/// Evaluation recurses once per nesting level of the IR; on a thread with a 64 KiB stack
+/// (a 32nd of the default) a deeply nested command is still decided, and hostile nesting is
+/// a clean denial: never a stack overflow, which would take the host application down.
+#[test]
+fn deep_nesting_is_decided_on_a_small_stack() {
+    developer(); // loaded on this thread: only the evaluation runs on the small stack
+    let on_small_stack = |cmd: String| {
+        std::thread::Builder::new()
+            .stack_size(64 * 1024)
+            .spawn(move || decide(developer(), &cmd))
+            .unwrap()
+            .join()
+            .unwrap()
+    };
+    // `echo "$(ls; echo "$(ls; ... ls)")"`: `inner` runs at every level.
+    let nested = |n: usize, inner: &str| {
+        let open = format!("echo \"$({inner}; ");
+        format!("{}{inner}{}", open.repeat(n), ")\"".repeat(n))
+    };
+    let d = on_small_stack(nested(20, "ls"));
+    assert_eq!(d.verdict, Verdict::Allow, "{:?}", d.reasons);
+    let d = on_small_stack(nested(20, "rm -rf /"));
+    assert_eq!(d.verdict, Verdict::Deny, "{:?}", d.reasons);
+    for n in [200, 4_000] {
+        let d = on_small_stack(nested(n, "ls"));
+        let codes: Vec<&str> = d.reasons.iter().map(|r| r.code).collect();
+        assert_eq!(d.verdict, Verdict::Deny);
+        assert!(codes.contains(&"parse-too-deep"), "{n}: {codes:?}");
+    }
+    let params = format!("echo {}x{}", "${a:-".repeat(40), "}".repeat(40));
+    let d = on_small_stack(params);
+    assert_eq!(d.verdict, Verdict::Allow, "{:?}", d.reasons);
+}

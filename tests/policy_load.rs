@@ -179,3 +179,33 @@ fn redact_table_is_validated_at_load() {
     assert_eq!(d[0].0, "policy-redact");
     assert_eq!(d[0].1, "test.toml:4:2");
 }
+
+/// Loading recurses (TOML nesting, the examples' parses); on a thread with a 64 KiB stack the
+/// shipped policies load and a hostile nesting is a located syntax error, not an overflow.
+#[test]
+fn policies_load_on_a_small_stack_and_deep_nesting_is_an_error() {
+    let on_small_stack = |f: fn() -> Vec<(String, String)>| {
+        std::thread::Builder::new()
+            .stack_size(64 * 1024)
+            .spawn(f)
+            .unwrap()
+            .join()
+            .unwrap()
+    };
+    let loaded = on_small_stack(|| {
+        let dev = Policy::shipped("developer").unwrap().unwrap();
+        vec![(dev.name.clone(), dev.examples.len().to_string())]
+    });
+    assert_eq!(loaded[0].0, "developer");
+    let errors = on_small_stack(|| {
+        let n = 100_000;
+        diags(&format!(
+            "[policy]\nname = \"x\"\nx = {}{}\n",
+            "[".repeat(n),
+            "]".repeat(n)
+        ))
+    });
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0].0, "policy-syntax");
+    assert!(errors[0].1.starts_with("test.toml:3:"), "{errors:?}");
+}

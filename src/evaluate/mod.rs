@@ -123,9 +123,11 @@ impl Policy {
 /// internal panic is a denial with a reason.
 pub fn evaluate(policy: &Policy, ctx: &Context, command: &str) -> Decision {
     let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let mut ev = Eval::new(policy, ctx, command);
-        ev.top(command);
-        ev.finish()
+        shell::with_stack(|| {
+            let mut ev = Eval::new(policy, ctx, command);
+            ev.top(command);
+            ev.finish()
+        })
     }));
     run.unwrap_or_else(|_| Decision {
         verdict: Verdict::Deny,
@@ -276,10 +278,14 @@ impl<'a> Eval<'a> {
         self.map = saved;
     }
 
+    /// The walk recurses once per nesting level of the IR (bounded by the parse's depth
+    /// limit and the policy's nesting limit); each level runs on a stack with room for it.
     fn script(&mut self, script: &Script) {
-        for cmd in &script.commands {
-            self.command(cmd);
-        }
+        shell::with_stack(|| {
+            for cmd in &script.commands {
+                self.command(cmd);
+            }
+        })
     }
 
     fn command(&mut self, cmd: &Command) {
@@ -407,6 +413,10 @@ impl<'a> Eval<'a> {
     }
 
     fn part(&mut self, part: &WordPart) {
+        shell::with_stack(|| self.part_inner(part))
+    }
+
+    fn part_inner(&mut self, part: &WordPart) {
         match part {
             WordPart::DoubleQuoted(parts) => parts.iter().for_each(|p| self.part(p)),
             WordPart::CommandSubst(s) | WordPart::ProcessSubst { script: s, .. } => {

@@ -50,10 +50,15 @@ pub(crate) fn load_str(source: &str, origin: &str) -> Result<Policy, PolicyError
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_default();
-    loader.apply(source, origin, &dir, true)?;
-    if loader.diags.is_empty() {
-        check_examples(&loader.policy, &mut loader.diags);
-    }
+    // Deserialising and checking the examples recurse (bounded by toml's own nesting limit
+    // and the parser's): give them room whatever thread the caller loads from.
+    crate::shell::with_stack(|| {
+        loader.apply(source, origin, &dir, true)?;
+        if loader.diags.is_empty() {
+            check_examples(&loader.policy, &mut loader.diags);
+        }
+        Ok::<(), PolicyError>(())
+    })?;
     if loader.diags.is_empty() {
         Ok(loader.policy)
     } else {

@@ -462,9 +462,25 @@ impl Word {
     /// Every script nested in this word (substitutions, process substitutions, including
     /// those inside parameter expansions and arithmetic), outermost first.
     pub fn nested_scripts(&self) -> Vec<&Script> {
+        // An explicit stack (parts still to visit, next on top): the walk is as deep as the
+        // word's nesting and must not use the caller's stack for it.
         let mut out = Vec::new();
-        for part in &self.parts {
-            collect_scripts(part, &mut out);
+        let mut todo: Vec<&WordPart> = self.parts.iter().rev().collect();
+        while let Some(part) = todo.pop() {
+            match part {
+                WordPart::DoubleQuoted(parts) => todo.extend(parts.iter().rev()),
+                WordPart::CommandSubst(s) | WordPart::ProcessSubst { script: s, .. } => out.push(s),
+                WordPart::Param(p) => {
+                    let words = p.words.iter().chain(p.subscript.iter());
+                    let arith = p.arithmetic.iter().flat_map(|a| a.words.iter());
+                    let inner: Vec<&Word> = words.chain(arith).collect();
+                    todo.extend(inner.iter().rev().flat_map(|w| w.parts.iter().rev()));
+                }
+                WordPart::Arithmetic(a) => {
+                    todo.extend(a.words.iter().rev().flat_map(|w| w.parts.iter().rev()))
+                }
+                _ => {}
+            }
         }
         out
     }
@@ -492,29 +508,6 @@ fn collect_dynamic(part: &WordPart, out: &mut Vec<Dynamic>) {
         WordPart::Glob(_) => out.push(Dynamic::Glob),
         WordPart::Brace(_) => out.push(Dynamic::Brace),
         WordPart::Tilde(_) => out.push(Dynamic::Tilde),
-    }
-}
-
-fn collect_scripts<'a>(part: &'a WordPart, out: &mut Vec<&'a Script>) {
-    match part {
-        WordPart::DoubleQuoted(parts) => parts.iter().for_each(|p| collect_scripts(p, out)),
-        WordPart::CommandSubst(s) | WordPart::ProcessSubst { script: s, .. } => out.push(s),
-        WordPart::Param(p) => {
-            for w in p.words.iter().chain(p.subscript.iter()) {
-                out.extend(w.nested_scripts());
-            }
-            for a in &p.arithmetic {
-                for w in &a.words {
-                    out.extend(w.nested_scripts());
-                }
-            }
-        }
-        WordPart::Arithmetic(a) => {
-            for w in &a.words {
-                out.extend(w.nested_scripts());
-            }
-        }
-        _ => {}
     }
 }
 

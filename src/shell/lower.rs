@@ -142,6 +142,14 @@ impl<'s> Ctx<'s> {
     /// Enters one level of nesting, refusing past the depth limit.
     pub(crate) fn enter(&mut self, at: usize) -> Result<(), ParseError> {
         self.depth += 1;
+        if super::stack_exhausted() {
+            return Err(err(
+                ParseErrorKind::TooDeep,
+                at,
+                (at + 1).min(self.src.len()),
+                "the command nests too deeply for the stack available",
+            ));
+        }
         if self.depth > self.limits.max_depth {
             return Err(err(
                 ParseErrorKind::TooDeep,
@@ -180,7 +188,7 @@ impl<'s> Ctx<'s> {
         self.enter(start)?;
         self.nested_log.push((start, end));
         let log_mark = self.nested_log.len();
-        let r = self.parse_range_inner(start, end, log_mark);
+        let r = super::with_stack(|| self.parse_range_inner(start, end, log_mark));
         self.leave();
         r
     }
@@ -465,7 +473,7 @@ impl<'s> Ctx<'s> {
         } else {
             u.markers.remove(&span.start)
         };
-        let r = self.statement_inner(u, node, span);
+        let r = super::with_stack(|| self.statement_inner(u, node, span));
         self.leave();
         let mut cmds = r?;
         if let Some(m) = marker {
@@ -1046,7 +1054,7 @@ impl<'s> Ctx<'s> {
         out: &mut Vec<Word>,
     ) -> Result<(), ParseError> {
         self.enter(u.base + n.start_byte())?;
-        let r = (|| {
+        let r = super::with_stack(|| {
             match n.kind() {
                 "binary_expression" | "unary_expression" | "parenthesized_expression" => {
                     for (_, c) in children_of(n) {
@@ -1064,7 +1072,7 @@ impl<'s> Ctx<'s> {
                 }
             }
             Ok(())
-        })();
+        });
         self.leave();
         r
     }
@@ -1077,7 +1085,7 @@ impl<'s> Ctx<'s> {
         arith: &mut Vec<Arithmetic>,
     ) -> Result<(), ParseError> {
         self.enter(u.base + n.start_byte())?;
-        let r = self.test_expr_inner(u, n, words, arith);
+        let r = super::with_stack(|| self.test_expr_inner(u, n, words, arith));
         self.leave();
         r
     }

@@ -22,7 +22,9 @@
 //!    command is refused.
 //!
 //! Nothing recurses without a depth check, so hostile nesting is a [`ParseErrorKind::TooDeep`]
-//! and not a stack overflow.
+//! and not a stack overflow. Nested constructs continue on a fresh stack segment when the
+//! caller's thread runs low (`stacker`), so parsing needs no particular thread stack size; and
+//! should the stack still run short, the nesting is refused rather than overflowed.
 
 mod ansi_c;
 pub mod ast;
@@ -33,6 +35,24 @@ mod visit;
 mod words;
 
 pub use ast::*;
+
+/// Headroom below which a nested construct continues on a fresh stack segment.
+const STACK_RED_ZONE: usize = 128 * 1024;
+/// Size of each fresh stack segment.
+const STACK_SEGMENT: usize = 1024 * 1024;
+/// Headroom below which nesting is refused outright: the backstop that makes a stack
+/// overflow impossible even where a recursion path has no [`with_stack`].
+const STACK_MIN: usize = 32 * 1024;
+
+/// Runs one level of nested work on a stack with room for it.
+pub(crate) fn with_stack<R>(f: impl FnOnce() -> R) -> R {
+    stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, f)
+}
+
+/// True when so little stack is left that one more level of nesting must be refused.
+pub(crate) fn stack_exhausted() -> bool {
+    stacker::remaining_stack().is_some_and(|left| left < STACK_MIN)
+}
 
 /// Limits that bound the work done on one command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,7 +144,7 @@ pub fn parse(src: &str) -> Result<Script, ParseError> {
 pub fn parse_with(src: &str, limits: &Limits) -> Result<Script, ParseError> {
     guards::check_input(src, limits)?;
     let mut ctx = lower::Ctx::new(src, *limits);
-    let result = ctx.parse_range(0, src.len());
+    let result = with_stack(|| ctx.parse_range(0, src.len()));
     // The parser sees a newline-terminated copy (see `lower`): keep error spans in the input.
     result.map_err(|mut e| {
         e.span.end = e.span.end.min(src.len());

@@ -152,6 +152,14 @@ impl<'a> Scanner<'a> {
 
     fn enter(&mut self, pos: usize) -> Result<(), ParseError> {
         self.depth += 1;
+        if super::stack_exhausted() {
+            return Err(err(
+                ParseErrorKind::TooDeep,
+                pos,
+                pos + 1,
+                "the command nests too deeply for the stack available",
+            ));
+        }
         if self.depth > self.max_depth {
             return Err(err(
                 ParseErrorKind::TooDeep,
@@ -306,13 +314,13 @@ impl<'a> Scanner<'a> {
                     }
                 }
                 self.enter(i)?;
-                let r = self.paren_end(i + 1);
+                let r = super::with_stack(|| self.paren_end(i + 1));
                 self.depth = self.depth.saturating_sub(1);
                 r
             }
             Some(b'{') => {
                 self.enter(i)?;
-                let r = self.brace_param_end(i + 1);
+                let r = super::with_stack(|| self.brace_param_end(i + 1));
                 self.depth = self.depth.saturating_sub(1);
                 r
             }
@@ -334,7 +342,7 @@ impl<'a> Scanner<'a> {
             Some(b'\'') if !in_dq => self.ansi_c_end(i + 1),
             Some(b'"') if !in_dq => {
                 self.enter(i)?;
-                let r = self.scan_dq(i + 2);
+                let r = super::with_stack(|| self.scan_dq(i + 2));
                 self.depth = self.depth.saturating_sub(1);
                 r
             }
@@ -433,7 +441,9 @@ impl<'a> Scanner<'a> {
                 b'"' => Some(self.scan_dq(i + 1)?),
                 b'`' => Some(self.backtick_end(i, false)?),
                 b'$' => Some(self.scan_dollar(i, false)?),
-                b'<' | b'>' if self.at(i + 1) == Some(b'(') => Some(self.paren_end(i + 1)?),
+                b'<' | b'>' if self.at(i + 1) == Some(b'(') => {
+                    Some(super::with_stack(|| self.paren_end(i + 1))?)
+                }
                 b'[' if st.word_start
                     && self.at(i + 1) == Some(b'[')
                     && ends_word(self.at(i + 2)) =>

@@ -202,7 +202,7 @@ impl Ctx<'_> {
         opts: WordOpts,
     ) -> Result<Vec<WordPart>, ParseError> {
         self.enter(a)?;
-        let r = self.lex_unquoted_inner(a, b, opts);
+        let r = super::with_stack(|| self.lex_unquoted_inner(a, b, opts));
         self.leave();
         r
     }
@@ -499,7 +499,7 @@ impl Ctx<'_> {
         heredoc: Option<bool>,
     ) -> Result<Vec<WordPart>, ParseError> {
         self.enter(a)?;
-        let r = self.lex_dq_inner(a, b, heredoc);
+        let r = super::with_stack(|| self.lex_dq_inner(a, b, heredoc));
         self.leave();
         r
     }
@@ -676,7 +676,7 @@ impl Ctx<'_> {
         in_dq: bool,
     ) -> Result<Param, ParseError> {
         self.enter(a)?;
-        let r = self.param_inner(dollar, a, e, in_dq);
+        let r = super::with_stack(|| self.param_inner(dollar, a, e, in_dq));
         self.leave();
         r
     }
