@@ -279,7 +279,8 @@ impl<'a> Eval<'a> {
     }
 
     /// The walk recurses once per nesting level of the IR (bounded by the parse's depth
-    /// limit and the policy's nesting limit); each level runs on a stack with room for it.
+    /// limit and the policy's nesting limit); every recursion passes through `script`,
+    /// `param` or `arithmetic`, and each of those runs on a stack with room for it.
     fn script(&mut self, script: &Script) {
         shell::with_stack(|| {
             for cmd in &script.commands {
@@ -413,10 +414,6 @@ impl<'a> Eval<'a> {
     }
 
     fn part(&mut self, part: &WordPart) {
-        shell::with_stack(|| self.part_inner(part))
-    }
-
-    fn part_inner(&mut self, part: &WordPart) {
         match part {
             WordPart::DoubleQuoted(parts) => parts.iter().for_each(|p| self.part(p)),
             WordPart::CommandSubst(s) | WordPart::ProcessSubst { script: s, .. } => {
@@ -437,6 +434,10 @@ impl<'a> Eval<'a> {
     }
 
     fn param(&mut self, p: &Param) {
+        shell::with_stack(|| self.param_inner(p))
+    }
+
+    fn param_inner(&mut self, p: &Param) {
         let risky_op = matches!(p.operator.as_deref(), Some("@P") | Some("@E") | Some("@A"));
         if p.indirect || risky_op {
             let s = self.policy.shell.indirect_expansion.clone();
@@ -459,6 +460,10 @@ impl<'a> Eval<'a> {
     }
 
     fn arithmetic(&mut self, a: &Arithmetic) {
+        shell::with_stack(|| self.arithmetic_inner(a))
+    }
+
+    fn arithmetic_inner(&mut self, a: &Arithmetic) {
         let vars: Vec<&String> = a.variables.iter().filter(|v| is_identifier(v)).collect();
         if !vars.is_empty() {
             let s = self.policy.shell.arithmetic_variables.clone();
