@@ -310,6 +310,39 @@ fn standalone_rules_file_without_builtins() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `requires`: a line with the keyword but without every required literal is skipped before
+/// the regex runs (here the regex alone would match it), and each example must hold them.
+#[test]
+fn required_literals_gate_the_regex_and_are_checked_in_examples() {
+    let toml = r#"builtin = false
+[[rule]]
+id = "at-token"
+keywords = ["tok_"]
+requires = ["@", "host"]
+regex = '''(tok_[a-z0-9]{8})'''
+examples = ["tok_abcd1234@host"]
+"#;
+    let set = RuleSet::with_config(&RedactConfig::from_toml_str(toml).expect("parses"))
+        .expect("compiles");
+    assert!(
+        set.check_examples().is_empty(),
+        "{:?}",
+        set.check_examples()
+    );
+    let (out, _) = set.redact(b"tok_abcd1234@host\ntok_abcd1234 host\ntok_abcd1234@\n");
+    assert_eq!(
+        out,
+        b"[REDACTED:at-token]@host\ntok_abcd1234 host\ntok_abcd1234@\n"
+    );
+    let bad = toml.replace("[\"tok_abcd1234@host\"]", "[\"tok_abcd1234 host\"]");
+    let set = RuleSet::with_config(&RedactConfig::from_toml_str(&bad).expect("parses"))
+        .expect("compiles");
+    let failures = set.check_examples().join("\n");
+    assert!(failures.contains("required literal \"@\""), "{failures}");
+    let e = config_error(&toml.replace("[\"@\", \"host\"]", "[\"\"]"));
+    assert!(e.contains("at-token") && e.contains("non-empty"), "{e}");
+}
+
 fn config_error(toml: &str) -> String {
     match RedactConfig::from_toml_str(toml) {
         Err(e) => e.to_string(),

@@ -24,6 +24,10 @@ pub struct RuleDef {
     pub description: String,
     /// Case-sensitive literals (3+ bytes, no newline); a line must contain one for the regex to run.
     pub keywords: Vec<String>,
+    /// Literals every match contains (all of them, case-sensitive, no newline): a cheap second
+    /// filter, so that a line with a keyword but without, say, the `@` of a URL credential
+    /// is skipped before the regex runs. Every example must contain them.
+    pub requires: Vec<String>,
     /// The pattern; the secret is group `secret` or group 1.
     pub regex: String,
     /// Minimum Shannon entropy (bits per byte) of the secret; below it the match is not a secret.
@@ -67,6 +71,8 @@ struct RuleStrict {
     description: String,
     #[serde(default)]
     keywords: Vec<String>,
+    #[serde(default)]
+    requires: Vec<String>,
     regex: String,
     #[serde(default)]
     entropy: Option<f64>,
@@ -100,6 +106,7 @@ impl TryFrom<toml::Table> for RuleDef {
             id: strict.id,
             description: strict.description,
             keywords: strict.keywords,
+            requires: strict.requires,
             regex: strict.regex,
             entropy: strict.entropy,
             stopwords: strict.stopwords,

@@ -56,6 +56,8 @@ pub(crate) struct Rule {
     stopwords: Option<AhoCorasick>,
     /// The rule's allow patterns and the global ones, as one regex.
     allow: Option<Regex>,
+    /// Literals a line must contain for the regex to run (`requires`).
+    requires: Vec<memchr::memmem::Finder<'static>>,
     pub(crate) kind: Kind,
     pub(crate) def: RuleDef,
 }
@@ -111,6 +113,14 @@ impl Rule {
                 });
             }
         }
+        for r in &def.requires {
+            if r.is_empty() || r.contains('\n') {
+                return Err(RedactError::BadKeyword {
+                    id: id.to_string(),
+                    problem: format!("required literal {r:?} must be non-empty, without newline"),
+                });
+            }
+        }
         if let Some(e) = def.entropy {
             if !(0.0..=8.0).contains(&e) {
                 return Err(RedactError::BadEntropy {
@@ -161,6 +171,11 @@ impl Rule {
             entropy: def.entropy,
             stopwords,
             allow: None,
+            requires: def
+                .requires
+                .iter()
+                .map(|r| memchr::memmem::Finder::new(r.as_bytes()).into_owned())
+                .collect(),
             kind,
             def: def.clone(),
         })
@@ -434,6 +449,12 @@ impl RuleSet {
                 if again != out {
                     failures.push(format!("rule `{}`: example not idempotent: {ex:?}", r.id));
                 }
+                if let Some(lit) = r.def.requires.iter().find(|l| !ex.contains(l.as_str())) {
+                    failures.push(format!(
+                        "rule `{}`: example lacks the required literal {lit:?}: {ex:?}",
+                        r.id
+                    ));
+                }
                 if !r.def.keywords.iter().any(|k| ex.contains(k.as_str())) {
                     failures.push(format!(
                         "rule `{}`: example has none of its keywords: {ex:?}",
@@ -573,6 +594,9 @@ impl RuleSet {
             else {
                 continue;
             };
+            if !rule.requires.iter().all(|f| f.find(line).is_some()) {
+                continue;
+            }
             let locs = slot.get_or_insert_with(|| rule.regex.capture_locations());
             // A rejected candidate is retried one byte further on (a bounded number of times),
             // so it cannot hide a real secret inside its span; an accepted one resumes after
