@@ -355,11 +355,20 @@ impl RuleSet {
                 }
             }
         }
-        // Longest keywords first, so that most groups get Teddy's most selective (4-byte)
-        // fingerprints and the few 3-byte keywords share a group or two.
+        // Longest keywords first. A group's fingerprint is as long as its shortest keyword, so
+        // the 3-byte keywords get groups of their own: one of them in a group of longer ones
+        // would cost that whole group Teddy's most selective (4-byte) fingerprint.
         keyword_rules.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.0.cmp(&b.0)));
+        let short = keyword_rules
+            .iter()
+            .position(|(k, _)| k.len() < 4)
+            .unwrap_or(keyword_rules.len());
+        let (long, short) = keyword_rules.split_at(short);
+        let chunks = long
+            .chunks(KEYWORDS_PER_GROUP)
+            .chain(short.chunks(KEYWORDS_PER_GROUP));
         let mut groups = Vec::new();
-        for chunk in keyword_rules.chunks(KEYWORDS_PER_GROUP) {
+        for chunk in chunks {
             let packed = aho_corasick::packed::Config::new()
                 .match_kind(aho_corasick::packed::MatchKind::LeftmostLongest)
                 .builder()
