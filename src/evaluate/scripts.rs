@@ -163,12 +163,17 @@ fn skip_bracket(b: &[u8], open: usize) -> Option<usize> {
     None
 }
 
-/// Check an awk program, conservatively and on its raw text (a hostile program can hide
-/// code from a tokenizer: regex and division look alike, `/` sits inside brackets): refuse
-/// `system`, `getline`, `close`-free pipes (`|` other than `||`), gawk's `@include`/`@load`,
-/// writes to `ARGV`/`ENVIRON` (which choose the files awk reads), and any `>` after a
-/// `print`/`printf` up to the end of that statement (output redirection). Words are found
-/// even inside strings and regexes: a false refusal is the price of never missing one.
+/// Check an awk program, conservatively: refuse `system`, `getline`, pipes (`|` other than
+/// `||`), gawk's `@include`/`@load`, writes to `ARGV`/`ENVIRON` (which choose the files awk
+/// reads), and any `>` after a `print`/`printf` up to the end of that statement (output
+/// redirection). Words are found on the raw text, even inside strings and regexes: a false
+/// refusal is the price of never missing one.
+///
+/// Pipes and `>` are looked for in the program's code with its strings, comments and regex
+/// literals blanked ([`awk_code`]), so that `/error|warn/` and `print $1 " -> " $2` pass. A
+/// hostile program can hide code from a tokenizer (regex and division look alike, `/` sits
+/// inside brackets), so the blanking is only done when the program has nothing a tokenizer
+/// could misread; otherwise the raw text is checked, as if every character were code.
 pub fn check_awk(program: &str) -> Result<(), String> {
     let words = |w: &str| {
         program.match_indices(w).any(|(i, _)| {
@@ -190,7 +195,8 @@ pub fn check_awk(program: &str) -> Result<(), String> {
     if words("ARGV") || words("ENVIRON") || words("ARGC") {
         return Err("changing ARGV/ENVIRON chooses what awk reads".into());
     }
-    let b = program.as_bytes();
+    let code = awk_code(program).unwrap_or_else(|| program.to_string());
+    let b = code.as_bytes();
     for (i, &c) in b.iter().enumerate() {
         if c == b'|' {
             let double = b.get(i + 1) == Some(&b'|') || (i > 0 && b[i - 1] == b'|');
@@ -200,8 +206,8 @@ pub fn check_awk(program: &str) -> Result<(), String> {
         }
     }
     for w in ["print", "printf"] {
-        for (i, _) in program.match_indices(w) {
-            let rest = &program[i + w.len()..];
+        for (i, _) in code.match_indices(w) {
+            let rest = &code[i + w.len()..];
             let end = rest.find([';', '}']).unwrap_or(rest.len());
             if rest[..end].contains('>') {
                 return Err("`print >` in awk writes a file".into());
@@ -209,6 +215,74 @@ pub fn check_awk(program: &str) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The code of an awk program with the contents of its strings, comments and regex literals
+/// replaced by blanks (same length), or `None` when any part of it could be read in two ways.
+///
+/// Only what every awk reads the same way is blanked: a `"` string without a newline, a `#`
+/// comment, and a `/.../` regex that starts where a division is impossible (at the start, or
+/// right after `{`, `;`, a newline, `(`, `,`, `!`, `~`, `&&` or `||`) and holds no bracket
+/// expression or newline. Any other `/` (a division, or a regex after `print` or `x++`,
+/// which awks read differently) and any backslash-newline outside a string give `None`.
+fn awk_code(program: &str) -> Option<String> {
+    let b = program.as_bytes();
+    let mut out = b.to_vec();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                let mut j = i + 1;
+                loop {
+                    match b.get(j)? {
+                        b'"' => break,
+                        b'\\' if b.get(j + 1).is_some_and(|&c| c != b'\n') => j += 2,
+                        b'\n' | b'\\' => return None,
+                        _ => j += 1,
+                    }
+                }
+                out[i + 1..j].fill(b' ');
+                i = j + 1;
+            }
+            b'#' => {
+                let end = b[i..]
+                    .iter()
+                    .position(|&c| c == b'\n')
+                    .map_or(b.len(), |p| i + p);
+                out[i..end].fill(b' ');
+                i = end;
+            }
+            b'\\' if b.get(i + 1) == Some(&b'\n') => return None,
+            b'/' => {
+                let before = b[..i]
+                    .iter()
+                    .rposition(|&c| c != b' ' && c != b'\t')
+                    .map(|p| (p, b[p]));
+                let regex_start = match before {
+                    None => true,
+                    Some((_, b'{' | b';' | b'\n' | b'(' | b',' | b'!' | b'~')) => true,
+                    Some((p, c @ (b'&' | b'|'))) => p > 0 && b[p - 1] == c,
+                    _ => false,
+                };
+                if !regex_start {
+                    return None;
+                }
+                let mut j = i + 1;
+                loop {
+                    match b.get(j)? {
+                        b'/' => break,
+                        b'\\' if b.get(j + 1).is_some_and(|&c| c != b'\n') => j += 2,
+                        b'[' | b'\n' | b'\\' => return None,
+                        _ => j += 1,
+                    }
+                }
+                out[i + 1..j].fill(b' ');
+                i = j + 1;
+            }
+            _ => i += 1,
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 #[cfg(test)]
@@ -257,6 +331,15 @@ mod tests {
             "NR==1",
             "{ s += $2 } END { print s/NR }",
             "$1 ~ /x/ || $2 > 3",
+            "/error|warn/ {print}",
+            "$1 ~ /a|b/ && $2 !~ /c|d/",
+            "!/^#|^$/",
+            "NR > 1 && /x|y/ { c++ } END { print c }",
+            "{print $1 \" -> \" $2}",
+            "{split($0, a, \"|\"); print a[1] \"|\" a[2]}",
+            "# a comment with | and >\n{print}",
+            "{printf \"%s > %s\\n\", $1, $2}",
+            "/a\\/b|c/",
         ] {
             assert!(check_awk(p).is_ok(), "{p}");
         }
@@ -264,13 +347,53 @@ mod tests {
             "{system(\"id\")}",
             "{print > \"/tmp/x\"}",
             "{print | \"sh\"}",
-            "/a|b/ {print}",
             "BEGIN{while ((\"id\" | getline l) > 0) print l}",
             "{getline x < \"/etc/passwd\"}",
             "@include \"x\"",
             "{printf \"%s\", $0 >> \"f\"}",
         ] {
             assert!(check_awk(p).is_err(), "{p}");
+        }
+    }
+
+    /// Programs built to make a tokenizer and awk disagree on where strings and regexes are:
+    /// each still has its pipe or redirection found.
+    #[test]
+    fn awk_strings_and_regexes_cannot_hide_code() {
+        for p in [
+            "/a|b/ {print} {print \"x\" | \"sh\"}",
+            "/x/ {print $1 \" > \" $2 > \"/home/user/.bashrc\"}",
+            "{ print /\"/ } /a|b/ { print \"x\" | \"sh\" } { print /\"/ }",
+            "$1 ~ /a|\"/ { print \"y\" } { print \"z\" | \"sh\" }",
+            "# \"\n{ print \"x\" | \"sh\" }",
+            "{ s = \"\\\"|\" | \"sh\" }",
+            "x++ /a|b/ {print | \"sh\"}",
+            "/[|\"]/ {print} {print \"x\" | \"sh\"} /\"/",
+            "a = /x|y/",
+            "{ print 1 } /a|b/ / 2 { print | \"sh\" }",
+            "{ x = \"a\\\n|\" }",
+            "/a|b\\\n/ {print}",
+            "{ print \"x\" \\\n> \"f\" }",
+            "{ print \"x\",\n\"\" > \"f\" }",
+        ] {
+            assert!(check_awk(p).is_err(), "{p:?}");
+        }
+    }
+
+    #[test]
+    fn awk_code_blanks_only_what_is_unambiguous() {
+        assert_eq!(
+            awk_code("/a|b/ {print \"|\" > 1} # |").as_deref(),
+            Some("/   / {print \" \" > 1}    ")
+        );
+        for p in [
+            "{print s/2}",
+            "{print /x/}",
+            "/[a]/",
+            "x = \"a\\\nb\"",
+            "\"open",
+        ] {
+            assert_eq!(awk_code(p), None, "{p:?}");
         }
     }
 }
