@@ -823,3 +823,46 @@ fn deep_nesting_is_decided_on_a_small_stack() {
     let d = on_small_stack(params);
     assert_eq!(d.verdict, Verdict::Allow, "{:?}", d.reasons);
 }
+
+/// A `cd` is resolved against every directory the command may be in by then, and each
+/// result is a directory later commands may run in. Recording only one of them let a read
+/// outside the workspace through: from `/workspace/a`, `cd b/c` may fail, and then `cd ..`
+/// goes to `/workspace`, where `../etc/passwd` is `/etc/passwd`.
+#[test]
+fn regression_cd_is_tracked_from_every_possible_directory() {
+    let ctx = Context::example().with_cwd("a");
+    for cmd in [
+        "cd b/c; cd ..; cat ../etc/passwd",
+        "cd b/c; cd ..; cd ..; ls",
+        "cd b/c\ncd ..\nhead ../etc/shadow",
+    ] {
+        let d = developer().evaluate(&ctx, cmd);
+        assert_eq!(d.verdict, Verdict::Deny, "{cmd}: {:?}", d.reasons);
+        let codes: Vec<&str> = d.reasons.iter().map(|r| r.code).collect();
+        assert!(codes.contains(&"path-read-outside"), "{cmd}: {codes:?}");
+    }
+    let d = developer().evaluate(&ctx, "cd b/c; cd ..; cat notes.txt");
+    assert_eq!(d.verdict, Verdict::Allow, "{:?}", d.reasons);
+}
+
+/// A `cd` whose target is a glob leaves the directory unknown, and the paths after it were
+/// checked against the directory before it: `cd .gi*; touch hooks/pre-commit` was allowed
+/// and wrote a git hook (code run by the next commit). Such a `cd` is now refused.
+#[test]
+fn regression_cd_to_a_glob_is_refused() {
+    for cmd in [
+        "cd .gi*; touch hooks/pre-commit",
+        "cd .g?t && echo x > hooks/pre-commit",
+        "cd ./.gi[t]; echo x >> config",
+        "cd sr*; ls",
+    ] {
+        let d = decide(developer(), cmd);
+        let codes: Vec<&str> = d.reasons.iter().map(|r| r.code).collect();
+        assert_eq!(d.verdict, Verdict::Deny, "{cmd}: {codes:?}");
+        assert!(codes.contains(&"cd-unresolved"), "{cmd}: {codes:?}");
+    }
+    // `.[.]` matches `..` in bash before 5.2 (and with `shopt -u globskipdots`).
+    let ctx = Context::example().with_cwd("a");
+    let d = developer().evaluate(&ctx, "cd .[.]; cat ../etc/passwd");
+    assert_eq!(d.verdict, Verdict::Deny, "{:?}", d.reasons);
+}

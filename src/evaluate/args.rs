@@ -2,6 +2,7 @@
 //! GNU abbreviations `--out`), subcommands, and typed operands.
 
 use std::collections::BTreeSet;
+use std::path::PathBuf;
 
 use super::Eval;
 use crate::policy::{ArgKind, ProgramRule, Verdict};
@@ -286,7 +287,7 @@ impl Eval<'_> {
         {
             spec.head.remove(0);
         }
-        let mut cd_target = None;
+        let mut cd_target: Option<(Span, Option<Vec<Option<PathBuf>>>)> = None;
         for (idx, w) in p.operands.iter().enumerate() {
             let Some(mut kind) = spec.kind_of(idx, count) else {
                 let extra = match &rule.message {
@@ -310,12 +311,27 @@ impl Eval<'_> {
             }
             let resolved = self.value(rule, kind, Value::Word(w));
             if rule.name == "cd" {
-                cd_target = resolved;
+                cd_target = Some((w.span, resolved));
             }
         }
-        if let Some(dir) = cd_target {
-            if !self.cwds.contains(&dir) {
-                self.cwds.push(dir);
+        // Later commands may run in the directory `cd` goes to from any directory the command
+        // may be in by then: each one is recorded. A target that is not one exact path (a
+        // glob) would leave later relative paths unchecked, so that `cd` is refused.
+        if let Some((span, Some(targets))) = cd_target {
+            if targets.iter().all(Option::is_some) {
+                for dir in targets.into_iter().flatten() {
+                    if !self.cwds.contains(&dir) {
+                        self.cwds.push(dir);
+                    }
+                }
+            } else {
+                self.reason(
+                    "cd-unresolved",
+                    Verdict::Deny,
+                    Some(&rule.rule),
+                    "`cd` to a directory that is not one exact path: the paths of the commands after it could not be checked".to_string(),
+                    span,
+                );
             }
         }
     }
@@ -525,13 +541,13 @@ impl Eval<'_> {
         self.value(rule, kind, value);
     }
 
-    /// Check one value of a given kind; returns the resolved path for path kinds.
+    /// Check one value of a given kind; for path kinds, returns what [`Eval::path`] returns.
     fn value(
         &mut self,
         rule: &ProgramRule,
         kind: ArgKind,
         value: Value,
-    ) -> Option<std::path::PathBuf> {
+    ) -> Option<Vec<Option<PathBuf>>> {
         let (text, span, word) = match &value {
             Value::Word(w) => (w.static_value(), w.span, Some(*w)),
             Value::Glued(s, sp) => (Some(s.clone()), *sp, None),

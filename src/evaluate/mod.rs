@@ -624,9 +624,10 @@ impl<'a> Eval<'a> {
     }
 
     /// Check a path word for reading or writing, against every working directory it may be
-    /// resolved in.
-    fn path(&mut self, w: &Word, write: bool) -> Option<PathBuf> {
-        let mut last = None;
+    /// resolved in. When every resolution is allowed, returns one entry per working
+    /// directory: the exact path, or `None` where the word is not one exact path (a glob).
+    fn path(&mut self, w: &Word, write: bool) -> Option<Vec<Option<PathBuf>>> {
+        let mut all = Vec::new();
         let cwds = self.cwds.clone();
         for cwd in &cwds {
             let resolved = paths::resolve(w, self.ctx, cwd);
@@ -672,11 +673,12 @@ impl<'a> Eval<'a> {
                 }
                 return None;
             }
-            if let Resolved::Exact(p) = resolved {
-                last = Some(p);
-            }
+            all.push(match resolved {
+                Resolved::Exact(p) => Some(p),
+                _ => None,
+            });
         }
-        last
+        Some(all)
     }
 
     /// Check a command's program and arguments (`words` is not empty).
