@@ -1485,3 +1485,39 @@ fn regression_fuzz_word_ending_in_an_escaped_blank_stays_inside_its_command() {
         }
     }
 }
+
+/// tree-sitter-bash 0.25.1's scanner calls `isdigit` on the code point after a `{`, reading
+/// past glibc's table: `{` followed by U+10FFFF crashed the whole process with SIGSEGV
+/// (tree-sitter-bash#337; found here by `arbitrary_strings_never_panic` in CI). The parser
+/// now sees an ASCII letter for every byte of a non-ASCII character, while words keep their
+/// text from the input.
+#[test]
+fn regression_tree_sitter_isdigit_after_a_brace_is_not_a_crash() {
+    for cp in [
+        '\u{10FFFF}',
+        '\u{31860}',
+        '\u{2F800}',
+        '\u{E0100}',
+        '\u{1F600}',
+        'é',
+    ] {
+        for src in [
+            format!("{{{cp}"),
+            format!("echo {{{cp}"),
+            format!("echo a{{{cp}..2}}"),
+            format!("{{ {cp}; }}"),
+            format!("echo \"{{{cp}\" ${{x:-{{{cp}}}"),
+        ] {
+            // Reaching the next line is the test: the old parser crashed the process here.
+            let _ = parse(&src);
+        }
+    }
+    assert_eq!(
+        argv("echo héllo {é,ü} \"✓ ok\" \\ñ"),
+        v(&[&["echo", "héllo", "<dyn>", "✓ ok", "ñ"]])
+    );
+    assert_eq!(argv("echo π $é"), v(&[&["echo", "π", "$é"]]));
+    // bash runs a program named `ñ=1` (not a name, so not an assignment); the parser reads an
+    // assignment: the disagreement is refused, as before.
+    assert!(parse("ñ=1 ls").is_err());
+}

@@ -230,7 +230,8 @@ impl<'s> Ctx<'s> {
                 .parser(start, end)?
                 .parse(input, None)
                 .ok_or_else(|| err(ParseErrorKind::Syntax, start, end, "the parser gave up"))?;
-            let found = find_keywords(tree.root_node(), &work);
+            let orig = self.src.as_bytes().get(start..end).unwrap_or_default();
+            let found = find_keywords(tree.root_node(), &work, orig);
             if found.is_empty() {
                 break tree;
             }
@@ -1790,7 +1791,7 @@ const COMPOUND_STARTERS: &[&str] = &[
 
 /// Finds commands named by an unquoted `time` or `!` (at the start of a pipeline, with no
 /// assignment before it) or `coproc`, which bash treats as keywords.
-fn find_keywords(root: Node<'_>, work: &[u8]) -> Vec<FoundKeyword> {
+fn find_keywords(root: Node<'_>, work: &[u8], orig: &[u8]) -> Vec<FoundKeyword> {
     let mut out = Vec::new();
     let mut c = root.walk();
     // The kind of each ancestor and the index of the path's child in it (tree-sitter's
@@ -1800,7 +1801,7 @@ fn find_keywords(root: Node<'_>, work: &[u8]) -> Vec<FoundKeyword> {
         let n = c.node();
         if n.kind() == "command" {
             let later_stage = stack.last().is_some_and(|&(k, i)| k == "pipeline" && i > 0);
-            if let Some(found) = keyword_of(n, work, later_stage) {
+            if let Some(found) = keyword_of(n, work, orig, later_stage) {
                 out.push(found);
             }
         }
@@ -1849,7 +1850,9 @@ fn find_keywords(root: Node<'_>, work: &[u8]) -> Vec<FoundKeyword> {
 }
 
 /// `later_stage`: the command is a pipeline stage after the first.
-fn keyword_of(n: Node<'_>, work: &[u8], later_stage: bool) -> Option<FoundKeyword> {
+/// `work` is the working copy (token boundaries); `orig` the same range of the input, which a
+/// name is taken from (the working copy has `a` for every byte of a non-ASCII character).
+fn keyword_of(n: Node<'_>, work: &[u8], orig: &[u8], later_stage: bool) -> Option<FoundKeyword> {
     let first = n.child(0)?;
     if first.kind() != "command_name" || first.named_child_count() != 1 {
         return None;
@@ -1920,9 +1923,10 @@ fn keyword_of(n: Node<'_>, work: &[u8], later_stage: bool) -> Option<FoundKeywor
             let next_tok = token_at(after);
             let starts_compound = |t: &[u8]| COMPOUND_STARTERS.iter().any(|s| s.as_bytes() == t);
             let next_is_paren = work.get(after) == Some(&b'(');
-            let is_ident = std::str::from_utf8(tok).is_ok_and(is_name);
+            let name_text = orig.get(p..p + tok.len()).unwrap_or_default();
+            let is_ident = std::str::from_utf8(name_text).is_ok_and(is_name);
             if is_ident && !starts_compound(tok) && (starts_compound(next_tok) || next_is_paren) {
-                let name = String::from_utf8_lossy(tok).into_owned();
+                let name = String::from_utf8_lossy(name_text).into_owned();
                 return Some(FoundKeyword {
                     keywords: vec![Keyword::Coproc],
                     blank_start: word.start_byte(),
@@ -1955,7 +1959,7 @@ mod tests {
         let mut p = Parser::new();
         p.set_language(&tree_sitter_bash::LANGUAGE.into()).unwrap();
         let t = p.parse(src, None).unwrap();
-        find_keywords(t.root_node(), src.as_bytes())
+        find_keywords(t.root_node(), src.as_bytes(), src.as_bytes())
             .into_iter()
             .map(|k| (k.blank_start, k.blank_end, k.next, k.keywords))
             .collect()

@@ -882,10 +882,21 @@ impl<'a> Scanner<'a> {
     }
 }
 
-/// The working copy of `src[start..end]`: redirection operators rewritten to `<` and
-/// here-document bodies blanked, lengths unchanged.
+/// The working copy of `src[start..end]`: redirection operators rewritten to `<`,
+/// here-document bodies blanked, and every byte of a non-ASCII character replaced by `a`;
+/// lengths unchanged.
+///
+/// tree-sitter-bash's external scanner calls `isdigit` on the lookahead code point after a
+/// `{`, which reads outside glibc's table for code points past 255: `{` followed by U+10FFFF
+/// crashed the process with SIGSEGV (tree-sitter-bash#337, unfixed in 0.25.1). bash itself
+/// never treats a non-ASCII character as an operator or a blank, only as part of a word, so
+/// an ASCII letter in its place leaves the structure bash sees unchanged (no reserved word
+/// has two `a`s in a row); the words themselves are read from the original text.
 pub(crate) fn working_copy(src: &str, start: usize, end: usize, sc: &Scanner<'_>) -> Vec<u8> {
     let mut w: Vec<u8> = src.as_bytes().get(start..end).unwrap_or_default().to_vec();
+    for b in w.iter_mut().filter(|b| !b.is_ascii()) {
+        *b = b'a';
+    }
     for site in &sc.sites {
         for k in 0..site.len {
             if let Some(b) = site.pos.checked_sub(start).and_then(|p| w.get_mut(p + k)) {
