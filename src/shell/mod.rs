@@ -10,7 +10,9 @@
 //!    refuses a backslash-newline that joins two parts of one word and escapes inside
 //!    backticks, finds every redirection operator and here-document (bodies read as bash
 //!    reads them), and rewrites each operator to a plain `<` (same length) and blanks the
-//!    bodies, because tree-sitter-bash misreads several of them.
+//!    bodies, because tree-sitter-bash misreads several of them. Each byte of a non-ASCII
+//!    character becomes `a` in the text tree-sitter sees (its scanner reads out of bounds on
+//!    some code points; bash treats them as word characters anyway).
 //! 3. **tree-sitter-bash** parses the rewritten text; `time`, `!` and `coproc` that it reads
 //!    as program names are blanked and re-parsed. Any ERROR or MISSING node, a tree deeper
 //!    than [`Limits::max_depth`] or larger than [`Limits::max_nodes`], text outside the
