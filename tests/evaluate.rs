@@ -3,6 +3,8 @@
 
 use std::sync::OnceLock;
 
+mod common;
+
 use shellgate::{Context, Decision, Policy, Verdict};
 
 fn read_only() -> &'static Policy {
@@ -796,31 +798,25 @@ fn regression_odd_option_shapes_are_clean_denials() {
 #[test]
 fn deep_nesting_is_decided_on_a_small_stack() {
     developer(); // loaded on this thread: only the evaluation runs on the small stack
-    let on_small_stack = |cmd: String| {
-        std::thread::Builder::new()
-            .stack_size(64 * 1024)
-            .spawn(move || decide(developer(), &cmd))
-            .unwrap()
-            .join()
-            .unwrap()
-    };
+    let decide_on_small_stack =
+        |cmd: String| common::on_small_stack(move || decide(developer(), &cmd));
     // `echo "$(ls; echo "$(ls; ... ls)")"`: `inner` runs at every level.
     let nested = |n: usize, inner: &str| {
         let open = format!("echo \"$({inner}; ");
         format!("{}{inner}{}", open.repeat(n), ")\"".repeat(n))
     };
-    let d = on_small_stack(nested(20, "ls"));
+    let d = decide_on_small_stack(nested(20, "ls"));
     assert_eq!(d.verdict, Verdict::Allow, "{:?}", d.reasons);
-    let d = on_small_stack(nested(20, "rm -rf /"));
+    let d = decide_on_small_stack(nested(20, "rm -rf /"));
     assert_eq!(d.verdict, Verdict::Deny, "{:?}", d.reasons);
     for n in [200, 4_000] {
-        let d = on_small_stack(nested(n, "ls"));
+        let d = decide_on_small_stack(nested(n, "ls"));
         let codes: Vec<&str> = d.reasons.iter().map(|r| r.code).collect();
         assert_eq!(d.verdict, Verdict::Deny);
         assert!(codes.contains(&"parse-too-deep"), "{n}: {codes:?}");
     }
     let params = format!("echo {}x{}", "${a:-".repeat(40), "}".repeat(40));
-    let d = on_small_stack(params);
+    let d = decide_on_small_stack(params);
     assert_eq!(d.verdict, Verdict::Allow, "{:?}", d.reasons);
 }
 

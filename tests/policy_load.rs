@@ -2,6 +2,9 @@
 
 use std::fs;
 
+mod common;
+use common::on_small_stack;
+
 use shellgate::{Policy, PolicyError};
 
 fn diags(src: &str) -> Vec<(String, String)> {
@@ -184,14 +187,6 @@ fn redact_table_is_validated_at_load() {
 /// shipped policies load and a hostile nesting is a located syntax error, not an overflow.
 #[test]
 fn policies_load_on_a_small_stack_and_deep_nesting_is_an_error() {
-    let on_small_stack = |f: fn() -> Vec<(String, String)>| {
-        std::thread::Builder::new()
-            .stack_size(64 * 1024)
-            .spawn(f)
-            .unwrap()
-            .join()
-            .unwrap()
-    };
     let loaded = on_small_stack(|| {
         let dev = Policy::shipped("developer").unwrap().unwrap();
         vec![(dev.name.clone(), dev.examples.len().to_string())]

@@ -435,18 +435,7 @@ mod differential {
 mod limits {
     use super::*;
 
-    /// Runs `f` on a thread with a 64 KiB stack, a 32nd of the default thread stack: the
-    /// parser must continue nested work on fresh stack segments (or refuse it), never
-    /// overflow. In a debug build, the depth limit's worth of nesting once needed more
-    /// than 200 KiB of the caller's stack, and the CI run crashed with SIGSEGV.
-    fn small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
-        std::thread::Builder::new()
-            .stack_size(64 * 1024)
-            .spawn(f)
-            .unwrap()
-            .join()
-            .unwrap()
-    }
+    use common::on_small_stack as small_stack;
 
     fn big() -> Limits {
         Limits {

@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests that compare shellgate's IR with something else:
 //! real bash run with recording stubs (`shell_parse`, `differential`) and brush-parser
-//! (`brush_compare`). Each test crate uses only part of this module.
+//! (`brush_compare`), and a small-stack runner (`shell_parse`, `evaluate`, `policy_load`).
+//! Each test crate uses only part of this module.
 #![allow(dead_code)]
 
 pub mod corpus;
@@ -479,4 +480,17 @@ pub fn match_multisets<L, R>(
     }
     let unmatched_right = (0..right.len()).filter(|&i| owner[i].is_none()).collect();
     (unmatched_left, unmatched_right)
+}
+
+/// Runs `f` on a thread with a 64 KiB stack, a 32nd of the default thread stack: parsing,
+/// evaluation and policy loading must continue nested work on fresh stack segments (or
+/// refuse it), never overflow. In a debug build, the depth limit's worth of nesting once
+/// needed more than 200 KiB of the caller's stack.
+pub fn on_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    std::thread::Builder::new()
+        .stack_size(64 * 1024)
+        .spawn(f)
+        .expect("spawn a small-stack thread")
+        .join()
+        .expect("the small-stack thread finished without a panic or an overflow")
 }
