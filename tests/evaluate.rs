@@ -862,3 +862,32 @@ fn regression_cd_to_a_glob_is_refused() {
     let d = developer().evaluate(&ctx, "cd .[.]; cat ../etc/passwd");
     assert_eq!(d.verdict, Verdict::Deny, "{:?}", d.reasons);
 }
+
+/// A policy may let paths known only at run time through (`unresolved_paths = "allow"`), but
+/// a `cd` to one leaves every later relative path unchecked: it is refused all the same.
+#[test]
+fn cd_to_a_run_time_path_is_refused_even_where_unresolved_paths_are_allowed() {
+    let src = r#"
+[policy]
+name = "lenient"
+default = "deny"
+[shell]
+unresolved_paths = "allow"
+[paths]
+read = ["{workspace}", "{workspace}/**"]
+write = ["{workspace}/**"]
+deny_write = ["{workspace}/.git/**"]
+[programs.cd]
+operands = ["path-read"]
+[programs.touch]
+operands = "path-write"
+[programs.cat]
+operands = "path-read"
+"#;
+    let policy = Policy::from_toml(src, "lenient.toml").expect("valid");
+    assert_eq!(decide(&policy, "cat \"$F\"").verdict, Verdict::Allow);
+    let d = decide(&policy, "cd \"$D\"; touch hooks/pre-commit");
+    let codes: Vec<&str> = d.reasons.iter().map(|r| r.code).collect();
+    assert_eq!(d.verdict, Verdict::Deny, "{codes:?}");
+    assert!(codes.contains(&"cd-unresolved"), "{codes:?}");
+}

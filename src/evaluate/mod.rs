@@ -624,8 +624,9 @@ impl<'a> Eval<'a> {
     }
 
     /// Check a path word for reading or writing, against every working directory it may be
-    /// resolved in. When every resolution is allowed, returns one entry per working
-    /// directory: the exact path, or `None` where the word is not one exact path (a glob).
+    /// resolved in. Unless a resolution is refused, returns one entry per working directory:
+    /// the exact path, or `None` where the word is not one exact path (a glob, or a value
+    /// known only at run time that the policy's `unresolved_paths` setting lets through).
     fn path(&mut self, w: &Word, write: bool) -> Option<Vec<Option<PathBuf>>> {
         let mut all = Vec::new();
         let cwds = self.cwds.clone();
@@ -641,8 +642,12 @@ impl<'a> Eval<'a> {
                 }
                 match (&resolved, pattern) {
                     (Resolved::Unknown(_), _) => {
+                        // The policy's setting decides; the caller learns the path is unknown
+                        // (a `cd` to it leaves the directory unknown, which is refused).
                         let s = self.policy.shell.unresolved_paths.clone();
                         self.setting("path-unresolved", &s, msg, w.span);
+                        all.push(None);
+                        continue;
                     }
                     (_, Some(p)) => {
                         let r = p.rule.clone();
