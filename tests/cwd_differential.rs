@@ -26,6 +26,10 @@ min_operands = 1
 operands = "path-read"
 [programs.true]
 [programs.false]
+[programs.echo]
+operands = "text"
+[env]
+allow = ["[a-z]"]
 "#;
 
 /// `root/ws` is the workspace (with `a/b` and `c`); the runs start in `root/ws/a`.
@@ -132,7 +136,10 @@ fn element() -> impl Strategy<Value = String> {
         1 => target.clone().prop_map(|t| format!("{{ cd {t}; }}")),
         1 => target.clone().prop_map(|t| format!("( cd {t} )")),
         1 => target.clone().prop_map(|t| format!("cd {t} | true")),
-        1 => (target, file.clone()).prop_map(|(t, f)| format!("if cd {t}; then cat {f}; fi")),
+        1 => (target.clone(), file.clone()).prop_map(|(t, f)| format!("if cd {t}; then cat {f}; fi")),
+        1 => (target.clone(), file.clone()).prop_map(|(t, f)| format!("for i in 1 2; do cd {t}; cat {f}; done")),
+        1 => (target.clone(), file.clone()).prop_map(|(t, f)| format!("for i in 1 2; do cat {f}; ( cd {t} && cat {f} ); done")),
+        1 => (target, file.clone()).prop_map(|(t, f)| format!("echo \"$(cd {t}; cat {f})\"")),
         4 => file.prop_map(|f| format!("cat {f}")),
         1 => Just("true".to_string()),
         1 => Just("false".to_string()),
@@ -194,6 +201,12 @@ fn ordinary_cd_shapes() {
         ("cd b; cat ../f.txt", true),
         ("cd ../.. && cat f.txt", false),
         ("cd nope; cd ..; cat ../secret.txt", false),
+        // One pass of the loop stays inside; the second climbs out.
+        ("for i in 1 2 3; do cd ..; cat secret.txt; done", false),
+        ("for i in 1 2; do cat ../f.txt; cd ..; done", false),
+        ("for i in 1 2; do ( cd b && cat f.txt ); done", true),
+        ("(cd b); cat ../f.txt", true),
+        ("echo \"$(cd b; cat f.txt)\"; cat ../f.txt", true),
     ] {
         assert_eq!(check(&tree, &policy, cmd), Ok(allowed), "{cmd}");
     }

@@ -891,3 +891,31 @@ operands = "path-read"
     assert_eq!(d.verdict, Verdict::Deny, "{codes:?}");
     assert!(codes.contains(&"cd-unresolved"), "{codes:?}");
 }
+
+/// A loop body runs more than once, and each pass of a `cd ..` climbs further: from
+/// `/workspace/a`, `for i in 1 2 3; do cd ..; cat secret; done` reads `/secret` on the third
+/// pass, while one pass over the body stays inside. A loop body that moves the directory is
+/// refused (`cd-in-loop`); a `cd` in a subshell inside the loop cannot move it and passes.
+#[test]
+fn regression_cd_in_a_loop_climbs_on_every_pass() {
+    let ctx = Context::example().with_cwd("a");
+    for cmd in [
+        "for i in 1 2 3; do cd ..; cat secret.txt; done",
+        "for i in 1 2; do cat ../notes.txt; cd ..; done",
+        "while true; do cd ..; ls; done",
+        "until false; do { cd ..; }; done; cat ../x",
+    ] {
+        let d = developer().evaluate(&ctx, cmd);
+        let codes: Vec<&str> = d.reasons.iter().map(|r| r.code).collect();
+        assert_eq!(d.verdict, Verdict::Deny, "{cmd}: {codes:?}");
+        assert!(codes.contains(&"cd-in-loop"), "{cmd}: {codes:?}");
+    }
+    for cmd in [
+        "for f in 1 2; do (cd src && ls); done",
+        "for i in 1 2; do ls; done; cd src && ls",
+        "(cd src && cargo build); cat notes.txt",
+    ] {
+        let d = developer().evaluate(&ctx, cmd);
+        assert_eq!(d.verdict, Verdict::Allow, "{cmd}: {:?}", d.reasons);
+    }
+}

@@ -329,7 +329,7 @@ impl<'a> Eval<'a> {
                     self.redirect(r);
                 }
                 self.keywords(c.background, &c.keywords, c.span);
-                self.script(&c.body);
+                self.compound_body(c);
             }
             Command::Function(f) => {
                 let s = self.policy.shell.functions.clone();
@@ -347,6 +347,43 @@ impl<'a> Eval<'a> {
                 }
                 self.script(&f.body);
             }
+        }
+    }
+
+    /// The body of a compound command, with what its `cd`s do to the directories later
+    /// commands may run in.
+    ///
+    /// A subshell (or a command run in the background or as a coprocess) cannot move the
+    /// shell it came from: the directories are restored after it. A loop body runs any number
+    /// of times, and a `cd` in it goes further on each pass (`for i in 1 2; do cd ..; done`
+    /// climbs out of the workspace while one pass stays inside): a loop body that changes the
+    /// directories is refused.
+    fn compound_body(&mut self, c: &shell::Compound) {
+        let before = self.cwds.clone();
+        self.script(&c.body);
+        let subshell = c.kind == shell::CompoundKind::Subshell
+            || c.background
+            || c.keywords.contains(&shell::Keyword::Coproc);
+        if subshell {
+            self.cwds = before;
+            return;
+        }
+        let looping = matches!(
+            c.kind,
+            shell::CompoundKind::For
+                | shell::CompoundKind::ArithFor
+                | shell::CompoundKind::Select
+                | shell::CompoundKind::While
+                | shell::CompoundKind::Until
+        );
+        if looping && self.cwds != before {
+            self.reason(
+                "cd-in-loop",
+                Verdict::Deny,
+                None,
+                "a `cd` in a loop goes further on every pass, so the directory later commands run in depends on how often it runs; put the loop body in a subshell `( ... )`".to_string(),
+                c.span,
+            );
         }
     }
 
@@ -425,7 +462,10 @@ impl<'a> Eval<'a> {
                         s.span,
                     );
                 }
+                // A substitution runs in a subshell: its `cd`s do not move this shell.
+                let before = self.cwds.clone();
                 self.script(s);
+                self.cwds = before;
             }
             WordPart::Param(p) => self.param(p),
             WordPart::Arithmetic(a) => self.arithmetic(a),
