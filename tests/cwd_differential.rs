@@ -206,6 +206,14 @@ fn ordinary_cd_shapes() {
         ("for i in 1 2; do cat ../f.txt; cd ..; done", false),
         ("for i in 1 2; do ( cd b && cat f.txt ); done", true),
         ("(cd b); cat ../f.txt", true),
+        // After `cd b &&` only `b` is possible; after `cd b;` or `||` the start is too.
+        ("cd b && cat ../../f.txt", true),
+        ("cd b && cd .. && cat ../f.txt", true),
+        ("cd b; cat ../../f.txt", false),
+        ("cd b || cat ../../f.txt", false),
+        ("! cd b && cat ../../f.txt", false),
+        ("cd b && cat ../../f.txt || cat ../../f.txt", false),
+        ("cd b && { cd ..; cat ../f.txt; }", true),
         ("echo \"$(cd b; cat f.txt)\"; cat ../f.txt", true),
     ] {
         assert_eq!(check(&tree, &policy, cmd), Ok(allowed), "{cmd}");
@@ -225,7 +233,7 @@ proptest! {
 }
 
 /// The generator reaches both verdicts often enough for the property to mean something, and
-/// 2,000 fixed cases run on every test run: with `cd` recording only one of its possible
+/// 3,000 fixed cases run on every test run: with `cd` recording only one of its possible
 /// targets (the hole fixed in `regression_cd_is_tracked_from_every_possible_directory`),
 /// this found `false; cd a | true && if cd ..; then cat ../secret.txt; fi || cat b/f.txt`.
 #[test]
@@ -233,7 +241,7 @@ fn generated_commands_cover_both_verdicts() {
     let tree = Tree::new();
     let policy = policy();
     let mut runner = proptest::test_runner::TestRunner::deterministic();
-    let (mut allowed, total) = (0, 2000);
+    let (mut allowed, total) = (0, 3000);
     for _ in 0..total {
         let cmd = command().new_tree(&mut runner).expect("generate").current();
         if check(&tree, &policy, &cmd).unwrap_or_else(|e| panic!("{e}")) {

@@ -319,11 +319,13 @@ impl Eval<'_> {
         // glob) would leave later relative paths unchecked, so that `cd` is refused.
         if let Some((span, Some(targets))) = cd_target {
             if targets.iter().all(Option::is_some) {
-                for dir in targets.into_iter().flatten() {
-                    if !self.cwds.contains(&dir) {
-                        self.cwds.push(dir);
+                let targets: Vec<PathBuf> = targets.into_iter().flatten().collect();
+                for dir in &targets {
+                    if !self.cwds.contains(dir) {
+                        self.cwds.push(dir.clone());
                     }
                 }
+                self.cd_targets = Some(targets);
             } else {
                 self.reason(
                     "cd-unresolved",

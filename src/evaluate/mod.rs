@@ -16,8 +16,8 @@ use serde::Serialize;
 
 use crate::policy::{Policy, RuleRef, Setting, Verdict};
 use crate::shell::{
-    self, Arithmetic, Assignment, Command, Param, Redirect, RedirectOp, Script, SimpleCommand,
-    Span, Word, WordPart,
+    self, Arithmetic, Assignment, Command, Join, Param, Redirect, RedirectOp, Script,
+    SimpleCommand, Span, Word, WordPart,
 };
 
 pub use paths::{normalize, resolve, Resolved};
@@ -155,9 +155,12 @@ struct Eval<'a> {
     ctx: &'a Context,
     reasons: Vec<Reason>,
     commands: usize,
-    /// Working directories relative paths may be resolved against: the session's, plus every
-    /// directory a `cd` earlier in the command may have moved to.
+    /// Working directories the command being checked may run in: the session's, or where the
+    /// `cd`s before it may have moved the shell (see [`Eval::script`]).
     cwds: Vec<PathBuf>,
+    /// Where the `cd` just checked goes, from each directory in `cwds` (set by the `cd`
+    /// operand check when every target is one exact path).
+    cd_targets: Option<Vec<PathBuf>>,
     map: SpanMap,
     nesting: usize,
     input_len: usize,
@@ -171,6 +174,7 @@ impl<'a> Eval<'a> {
             reasons: Vec::new(),
             commands: 0,
             cwds: vec![ctx.cwd.clone()],
+            cd_targets: None,
             map: SpanMap::Offset(0),
             nesting: 0,
             input_len: command.len(),
@@ -278,14 +282,61 @@ impl<'a> Eval<'a> {
         self.map = saved;
     }
 
+    /// Checks a script's commands, each against the directories it may run in.
+    ///
+    /// The directories follow the script's and-or lists: `ok` and `fail` are where the list
+    /// so far leaves the shell when its status is success or failure. A command after `&&`
+    /// runs from `ok`, after `||` from `fail`, after `;` or a newline from either. A plain
+    /// `cd` (in this shell: not in a pipeline, the background or a coprocess) moves `ok` to
+    /// its targets and leaves `fail` where it was (`!` swaps them); any other command leaves
+    /// both at every directory it may have moved to (its own `cd`s, union semantics). So after
+    /// `cd src &&` only `src` is possible, and after `cd src;` both directories are.
+    ///
     /// The walk recurses once per nesting level of the IR (bounded by the parse's depth
     /// limit and the policy's nesting limit); every recursion passes through `script`,
     /// `param` or `arithmetic`, and each of those runs on a stack with room for it.
     fn script(&mut self, script: &Script) {
         shell::with_stack(|| {
-            for cmd in &script.commands {
-                self.command(cmd);
+            let outer_cd = self.cd_targets.take();
+            let entry = self.cwds.clone();
+            let (mut ok, mut fail) = (entry.clone(), entry.clone());
+            let commands = &script.commands;
+            let mut i = 0;
+            while let Some(first) = commands.get(i) {
+                // One element of the and-or list: a command and the later stages of its pipeline.
+                let end = (i + 1..commands.len())
+                    .find(|&j| commands.get(j).map(Command::join) != Some(Join::Pipe))
+                    .unwrap_or(commands.len());
+                let join = first.join();
+                let mut cur = match join {
+                    Join::And => ok.clone(),
+                    Join::Or => fail.clone(),
+                    Join::Seq | Join::Pipe => union(&ok, &fail),
+                };
+                if cur.is_empty() {
+                    cur = entry.clone();
+                }
+                self.cwds = cur.clone();
+                self.cd_targets = None;
+                for cmd in commands.get(i..end).unwrap_or_default() {
+                    self.command(cmd);
+                }
+                let after = self.cwds.clone();
+                let targets = self.cd_targets.take();
+                let (e_ok, e_fail) = match (end - i == 1, plain_cd(first), targets) {
+                    (true, Some(false), Some(t)) => (t, cur),
+                    (true, Some(true), Some(t)) => (cur, t),
+                    _ => (after.clone(), after),
+                };
+                (ok, fail) = match join {
+                    Join::And => (e_ok, union(&fail, &e_fail)),
+                    Join::Or => (union(&ok, &e_ok), e_fail),
+                    Join::Seq | Join::Pipe => (e_ok, e_fail),
+                };
+                i = end;
             }
+            self.cwds = union(&ok, &fail);
+            self.cd_targets = outer_cd;
         })
     }
 
@@ -376,7 +427,9 @@ impl<'a> Eval<'a> {
                 | shell::CompoundKind::While
                 | shell::CompoundKind::Until
         );
-        if looping && self.cwds != before {
+        let moved =
+            self.cwds.len() != before.len() || self.cwds.iter().any(|d| !before.contains(d));
+        if looping && moved {
             self.reason(
                 "cd-in-loop",
                 Verdict::Deny,
@@ -898,4 +951,33 @@ fn is_identifier(s: &str) -> bool {
         .next()
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// `Some(negated)` when `cmd` is a `cd` that runs in this shell: a simple command named `cd`,
+/// not in the background or a coprocess. `negated`: an odd number of `!` before it.
+fn plain_cd(cmd: &Command) -> Option<bool> {
+    let Command::Simple(c) = cmd else {
+        return None;
+    };
+    let named_cd = c.program().and_then(|w| w.static_value()).as_deref() == Some("cd");
+    if !named_cd || c.background || c.keywords.contains(&shell::Keyword::Coproc) {
+        return None;
+    }
+    let bangs = c
+        .keywords
+        .iter()
+        .filter(|k| **k == shell::Keyword::Bang)
+        .count();
+    Some(bangs % 2 == 1)
+}
+
+/// `a` then the directories of `b` it does not hold.
+fn union(a: &[PathBuf], b: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out = a.to_vec();
+    for p in b {
+        if !out.contains(p) {
+            out.push(p.clone());
+        }
+    }
+    out
 }

@@ -77,6 +77,41 @@ impl Command {
             Command::Function(f) => f.span,
         }
     }
+
+    /// How this command is joined to the one before it in its script.
+    pub fn join(&self) -> Join {
+        match self {
+            Command::Simple(c) => c.join,
+            Command::Compound(c) => c.join,
+            Command::Function(f) => f.join,
+        }
+    }
+
+    pub(crate) fn set_join(&mut self, join: Join) {
+        match self {
+            Command::Simple(c) => c.join = join,
+            Command::Compound(c) => c.join = join,
+            Command::Function(f) => f.join = join,
+        }
+    }
+}
+
+/// How a command is joined to the command before it in its script's list of commands.
+///
+/// bash's `&&` and `||` have equal precedence and group to the left, so a script's commands
+/// with their joins are its and-or lists as written: in `a && b || c`, `b` runs when `a`
+/// succeeded, and `c` when `a && b` failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Join {
+    /// The first command, or one after `;`, `&` or a newline: it runs whatever came before.
+    #[default]
+    Seq,
+    /// After `&&`: runs when the list before it succeeded.
+    And,
+    /// After `||`: runs when the list before it failed.
+    Or,
+    /// After `|` or `|&`: the next stage of the same pipeline.
+    Pipe,
 }
 
 /// How a simple command is prefixed by a shell keyword, which tree-sitter-bash may read as
@@ -109,6 +144,8 @@ pub struct SimpleCommand {
     pub background: bool,
     /// Whether the command is a stage of a pipeline after the first (reads a pipe on stdin).
     pub piped_input: bool,
+    /// How it is joined to the command before it.
+    pub join: Join,
 }
 
 impl SimpleCommand {
@@ -172,6 +209,8 @@ pub struct Compound {
     pub background: bool,
     /// Keywords that prefixed it (`time`, `!`, `coproc`).
     pub keywords: Vec<Keyword>,
+    /// How it is joined to the command before it.
+    pub join: Join,
 }
 
 /// `name() { ... }` or `function name { ... }`.
@@ -187,6 +226,8 @@ pub struct FunctionDef {
     pub body: Script,
     /// Redirections attached to the definition (applied each time it runs).
     pub redirects: Vec<Redirect>,
+    /// How it is joined to the command before it.
+    pub join: Join,
 }
 
 /// `NAME=value`, `NAME+=value`, `NAME[sub]=value`, `NAME=(a b c)`, or a loop variable.

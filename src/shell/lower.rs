@@ -620,8 +620,31 @@ impl<'s> Ctx<'s> {
         node: Node<'_>,
         _span: Span,
     ) -> Result<Vec<Command>, ParseError> {
-        let groups = self.child_statements(u, node, &["&&", "||"], "a list")?;
-        Ok(groups.into_iter().flatten().collect())
+        // The operator before each named child is that child's join (bash's `&&`/`||` group
+        // to the left, so the flattened commands keep the list's meaning).
+        let mut out: Vec<Command> = Vec::new();
+        let mut op = None;
+        for (_, c) in children_of(node) {
+            if c.is_named() {
+                let mut cmds = self.statement(u, c)?;
+                if let (Some(join), Some(first)) = (op.take(), cmds.first_mut()) {
+                    first.set_join(join);
+                }
+                out.extend(cmds);
+            } else {
+                op = Some(match c.kind() {
+                    "&&" => Join::And,
+                    "||" => Join::Or,
+                    k => {
+                        return Err(unsupported(
+                            self.span(u, c),
+                            format!("unexpected `{k}` in a list"),
+                        ))
+                    }
+                });
+            }
+        }
+        Ok(out)
     }
 
     #[inline(never)]
@@ -639,6 +662,9 @@ impl<'s> Ctx<'s> {
                     if let Command::Simple(s) = cmd {
                         s.piped_input = true;
                     }
+                }
+                if let Some(first) = cmds.first_mut() {
+                    first.set_join(Join::Pipe);
                 }
             }
             out.extend(cmds);
@@ -998,6 +1024,7 @@ impl<'s> Ctx<'s> {
                 span: body_span,
             },
             redirects,
+            join: Join::Seq,
         })])
     }
 
@@ -1707,6 +1734,7 @@ fn simple(
         keywords: vec![],
         background: false,
         piped_input: false,
+        join: Join::Seq,
     }
 }
 
@@ -1746,6 +1774,7 @@ fn compound(kind: CompoundKind, span: Span, body: Script) -> Compound {
         redirects: vec![],
         background: false,
         keywords: vec![],
+        join: Join::Seq,
     }
 }
 
