@@ -297,10 +297,20 @@ impl<'a> Eval<'a> {
     /// `param` or `arithmetic`, and each of those runs on a stack with room for it.
     fn script(&mut self, script: &Script) {
         shell::with_stack(|| {
+            let commands = &script.commands;
+            // One and-or element (a command, or one pipeline): where it leaves the shell is
+            // `cwds` as its checks leave it, the union of ok and fail. No bookkeeping needed.
+            if commands.iter().skip(1).all(|c| c.join() == Join::Pipe) {
+                let outer_cd = self.cd_targets.take();
+                for cmd in commands {
+                    self.command(cmd);
+                }
+                self.cd_targets = outer_cd;
+                return;
+            }
             let outer_cd = self.cd_targets.take();
             let entry = self.cwds.clone();
             let (mut ok, mut fail) = (entry.clone(), entry.clone());
-            let commands = &script.commands;
             let mut i = 0;
             while let Some(first) = commands.get(i) {
                 // One element of the and-or list: a command and the later stages of its pipeline.
