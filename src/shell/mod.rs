@@ -30,6 +30,7 @@
 
 mod ansi_c;
 pub mod ast;
+mod fields;
 mod guards;
 mod lower;
 mod scan;
@@ -37,6 +38,8 @@ mod visit;
 mod words;
 
 pub use ast::*;
+pub(crate) use fields::{is_plain, is_pwd};
+pub use fields::{Fields, Known, Lead};
 
 /// Headroom below which a nested construct continues on a fresh stack segment.
 const STACK_RED_ZONE: usize = 128 * 1024;
