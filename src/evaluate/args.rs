@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use super::Eval;
 use crate::policy::{ArgKind, ProgramRule, Verdict};
-use crate::shell::{Param, Span, Word, WordPart};
+use crate::shell::{Fields, Param, Span, Word, WordPart};
 
 /// A word standing for arguments only known at run time (what `xargs` reads, find's `{}`).
 pub(super) fn stdin_word(span: Span) -> Word {
@@ -33,6 +33,8 @@ enum Value<'w> {
 
 struct Parsed<'w> {
     operands: Vec<&'w Word>,
+    /// Indices into `operands` of words that may become any number of words.
+    many: BTreeSet<usize>,
     seen: BTreeSet<String>,
     write_mode: bool,
     pattern_given: bool,
@@ -78,14 +80,10 @@ impl Eval<'_> {
             .collect();
         let args = &args[..];
         let has_subcommands = !rule.subcommands.is_empty();
-        let restricted = !rule.deny_options.is_empty()
-            || !rule.ask_options.is_empty()
-            || rule.allow_options.is_some()
-            || !rule.option_kinds.values().all(|k| k.is_inert())
-            || has_subcommands
-            || !rule.args.is_empty();
+        let restricted = restricted(rule);
         let mut p = Parsed {
             operands: Vec::new(),
+            many: BTreeSet::new(),
             seen: BTreeSet::new(),
             write_mode: false,
             pattern_given: false,
@@ -96,20 +94,29 @@ impl Eval<'_> {
             rule.name.as_str(),
             "set" | "declare" | "typeset" | "local" | "export" | "readonly" | "shopt"
         ) || known_plus_option(rule);
+        let known = self.known();
         let mut i = 0;
         while i < args.len() {
             let w = &args[i];
             i += 1;
-            let Some(s) = w.static_value() else {
-                if !after_dd {
-                    self.dynamic_arg(rule, w, restricted);
+            // Programs that stop reading options at their first operand (`printf FORMAT`).
+            let options_over = after_dd || (rule.options_before_operands && !p.operands.is_empty());
+            let s = match w.fields(&known) {
+                Fields::Static(s) => s,
+                fields => {
+                    if !options_over {
+                        self.dynamic_arg(rule, w, &fields, restricted, plus_options);
+                    }
+                    if fields.is_many() {
+                        p.many.insert(p.operands.len());
+                    }
+                    p.operands.push(w);
+                    if has_subcommands && p.operands.len() == 1 {
+                        sub_rest = i;
+                        break;
+                    }
+                    continue;
                 }
-                p.operands.push(w);
-                if has_subcommands && p.operands.len() == 1 {
-                    sub_rest = i;
-                    break;
-                }
-                continue;
             };
             for ar in &rule.args {
                 if ar.pattern.is_match(&s) {
@@ -126,7 +133,7 @@ impl Eval<'_> {
             }
             // `set +o vi`, `declare +x NAME`: these builtins take `+` options too.
             let plus = plus_options && s.starts_with('+') && s.len() >= 2;
-            if after_dd || s == "-" || (!s.starts_with('-') && !plus) || s.len() < 2 {
+            if options_over || s == "-" || (!s.starts_with('-') && !plus) || s.len() < 2 {
                 p.operands.push(w);
                 if has_subcommands && p.operands.len() == 1 {
                     sub_rest = i;
@@ -309,6 +316,24 @@ impl Eval<'_> {
             if p.write_mode && kind == ArgKind::PathRead {
                 kind = ArgKind::PathWrite;
             }
+            // A word that may become any number of words is only read right where every word
+            // it becomes has the same kind: among the repeated middle operands, with the
+            // fixed trailing ones still after it (`cp src/* dest/`, not `cp a src/*`, whose
+            // last match would be the destination).
+            if p.many.contains(&idx) {
+                let in_middle = spec.repeat.is_some()
+                    && idx >= spec.head.len()
+                    && count - idx > spec.tail.len();
+                if !in_middle {
+                    let s = self.policy.shell.dynamic_arguments.clone();
+                    let msg = format!(
+                        "this word may become any number of words when it runs, and the operands of `{}` mean different things by position; name the operand exactly",
+                        rule.name
+                    );
+                    self.setting("word-split", &s, msg, w.span);
+                }
+                kind = spec.repeat.unwrap_or(kind);
+            }
             let resolved = self.value(rule, kind, Value::Word(w));
             if rule.name == "cd" {
                 cd_target = Some((w.span, resolved));
@@ -454,7 +479,10 @@ impl Eval<'_> {
         p: &mut Parsed,
     ) {
         p.seen.insert(name.to_string());
-        let denied_by_prefix = written.starts_with("--")
+        // An abbreviation of a denied option is denied, unless it is itself the full name of
+        // an option the rule knows (`jq --arg` is not `--args`).
+        let denied_by_prefix = !known_option(rule, name)
+            && written.starts_with("--")
             && written.len() >= 4
             && rule
                 .deny_options
@@ -533,6 +561,19 @@ impl Eval<'_> {
                     m,
                     vspan,
                 );
+            }
+        }
+        if let Value::Word(w) = &value {
+            // The extra words would be options or operands: either may be checked.
+            if (options_restricted(rule) || checked_operands(rule))
+                && w.fields(&self.known()).is_many()
+            {
+                let s = self.policy.shell.dynamic_arguments.clone();
+                let msg = format!(
+                    "the value of `{written}` may become several words when bash splits or globs it, and the words after the first would be more arguments of `{}`; quote it",
+                    rule.name
+                );
+                self.setting("word-split", &s, msg, w.span);
             }
         }
         let kind = rule
@@ -654,30 +695,51 @@ impl Eval<'_> {
         }
     }
 
-    /// An argument without a static value where options are restricted: it could expand to
-    /// a denied option, or to several words.
-    fn dynamic_arg(&mut self, rule: &ProgramRule, w: &Word, restricted: bool) {
-        if let [WordPart::ProcessSubst { .. }] = w.parts.as_slice() {
-            return; // expands to a pipe path like /dev/fd/63, never an option
-        }
-        let starts_with_glob = matches!(w.parts.first(), Some(WordPart::Glob(_)));
-        let glob_only = w.glob_pattern().is_some();
-        if glob_only && !starts_with_glob {
-            return; // `src/*.rs` cannot expand to an option.
-        }
-        if !restricted {
+    /// An argument without a static value, where options are still read: it could expand to
+    /// an option the rule refuses, or to several words that the rule never saw.
+    fn dynamic_arg(
+        &mut self,
+        rule: &ProgramRule,
+        w: &Word,
+        fields: &Fields,
+        restricted: bool,
+        plus: bool,
+    ) {
+        if !restricted || !fields.may_be_option(plus) {
+            // Every word it becomes is an operand: the operand checks see it.
             return;
         }
+        // File names matched by a glob are whole names without `/`: where every option is
+        // allowed, only a match that is `--` or a value-taking option changes anything.
+        if let Fields::Many { split: false, .. } = fields {
+            if !options_restricted(rule) && !glob_may_shift(rule, w) {
+                return;
+            }
+        }
         let s = self.policy.shell.dynamic_arguments.clone();
-        let msg = if glob_only {
-            format!("the glob could expand to a file named like an option of `{}`; write `./` before it", rule.name)
-        } else {
-            format!(
-                "an argument of `{}` is not known before it runs and could be an option",
-                rule.name
-            )
-        };
-        self.setting("dynamic-argument", &s, msg, w.span);
+        match fields {
+            Fields::Many { split: true, .. } => {
+                let msg = format!(
+                    "bash splits this word into words that are only known when it runs, and any of them could be an option of `{}`; quote the expansion (\"$x\") or put `--` before operands",
+                    rule.name
+                );
+                self.setting("word-split", &s, msg, w.span);
+            }
+            Fields::Many { .. } => {
+                let msg = format!(
+                    "the glob could expand to file names that look like options of `{}` (a file can be named `--pre=sh`); write `./` before it, or put `--` before operands",
+                    rule.name
+                );
+                self.setting("dynamic-argument", &s, msg, w.span);
+            }
+            _ => {
+                let msg = format!(
+                    "an argument of `{}` is not known before it runs and could be an option; put `--` before operands",
+                    rule.name
+                );
+                self.setting("dynamic-argument", &s, msg, w.span);
+            }
+        }
     }
 
     /// Split find's `-exec CMD ... ;` / `-ok` / `-execdir` / `-okdir` payloads out of `args`,
@@ -752,6 +814,61 @@ impl Eval<'_> {
         }
         out
     }
+}
+
+/// Whether the rule restricts what the program's options and arguments may be: then an
+/// argument only known at run time could be something the rule refuses.
+///
+/// A program whose every option is allowed is still restricted when it has options that take
+/// a value and operands of a checked kind: a run-time word could become `--` or an option
+/// that takes the next word, and then a word checked as an option's value is really an
+/// operand (`x=--; head $x -n /etc/passwd` reads `/etc/passwd`).
+fn restricted(rule: &ProgramRule) -> bool {
+    options_restricted(rule) || shifts_roles(rule)
+}
+
+/// Whether some option of the program is refused, needs approval, or has a checked value.
+fn options_restricted(rule: &ProgramRule) -> bool {
+    !rule.deny_options.is_empty()
+        || !rule.ask_options.is_empty()
+        || rule.allow_options.is_some()
+        || !rule.option_kinds.values().all(|k| k.is_inert())
+        || !rule.subcommands.is_empty()
+        || !rule.args.is_empty()
+}
+
+/// Whether an unknown `--` or option with a value would change which later words are checked
+/// operands.
+fn shifts_roles(rule: &ProgramRule) -> bool {
+    !rule.options_with_value.is_empty() && checked_operands(rule)
+}
+
+/// Whether a glob could match a file named exactly `--` or exactly an option that takes the
+/// next word as its value (the only matches that change what the words after it are, when
+/// every option of the program is allowed).
+fn glob_may_shift(rule: &ProgramRule, w: &Word) -> bool {
+    let Some(pattern) = w.glob_pattern() else {
+        return true;
+    };
+    let Ok(glob) = globset::GlobBuilder::new(&pattern)
+        .literal_separator(true)
+        .backslash_escape(true)
+        .build()
+    else {
+        return true;
+    };
+    let m = glob.compile_matcher();
+    m.is_match("--") || rule.options_with_value.iter().any(|o| m.is_match(o))
+}
+
+/// Whether some operand of the rule has a kind that is checked (a path, a variable name, ...).
+fn checked_operands(rule: &ProgramRule) -> bool {
+    let spec = &rule.operands;
+    spec.head
+        .iter()
+        .chain(spec.repeat.iter())
+        .chain(spec.tail.iter())
+        .any(|k| !k.is_inert())
 }
 
 /// Whether the rule mentions a `+` option (then `+x` words are options, not operands).

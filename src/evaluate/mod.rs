@@ -5,9 +5,11 @@
 //! wrappers. Each finding that is not an allow becomes a [`Reason`]; the strictest verdict wins.
 
 mod args;
+mod bindings;
 mod braces;
 mod paths;
 mod scripts;
+mod test_expr;
 pub mod wrappers;
 
 use std::path::{Path, PathBuf};
@@ -164,6 +166,8 @@ struct Eval<'a> {
     map: SpanMap,
     nesting: usize,
     input_len: usize,
+    /// Loop variables whose values are known (innermost last).
+    bindings: Vec<bindings::Binding>,
 }
 
 impl<'a> Eval<'a> {
@@ -178,6 +182,7 @@ impl<'a> Eval<'a> {
             map: SpanMap::Offset(0),
             nesting: 0,
             input_len: command.len(),
+            bindings: Vec::new(),
         }
     }
 
@@ -194,6 +199,15 @@ impl<'a> Eval<'a> {
         Decision {
             verdict,
             reasons: self.reasons,
+        }
+    }
+
+    /// What is known of the values of `$PWD` and `$HOME` where the command runs.
+    fn known(&self) -> shell::Known {
+        let splits = |p: &Path| shell::Known::value_splits(&p.to_string_lossy());
+        shell::Known {
+            pwd_splits: self.cwds.iter().any(|d| splits(d)),
+            home_splits: splits(&self.ctx.home),
         }
     }
 
@@ -234,6 +248,18 @@ impl<'a> Eval<'a> {
     }
 
     fn top(&mut self, command: &str) {
+        // Nothing to run (an empty or blank command, or only comments): the model sent no
+        // command, and should be told so rather than get an empty success.
+        if shell::parse(command).is_ok_and(|s| s.commands.is_empty()) {
+            self.reason(
+                "empty-command",
+                Verdict::Deny,
+                None,
+                "the command is empty: there is nothing to run".into(),
+                Span::new(0, command.len()),
+            );
+            return;
+        }
         self.parse_and_check(command, "the command cannot be checked");
     }
 
@@ -364,20 +390,7 @@ impl<'a> Eval<'a> {
                     }
                     // `[[ -f PATH ]]` probes files: operands that name a place outside the
                     // working directory are checked as reads (the IR keeps no operators).
-                    shell::CompoundKind::Test => {
-                        for w in &c.words {
-                            let looks_like_path =
-                                matches!(w.parts.first(), Some(WordPart::Tilde(_)))
-                                    || w.static_value().is_some_and(|v| {
-                                        v.starts_with('/')
-                                            || v.starts_with("..")
-                                            || v.contains("/..")
-                                    });
-                            if looks_like_path {
-                                self.path(w, false);
-                            }
-                        }
-                    }
+                    shell::CompoundKind::Test => self.probe_paths(&c.words),
                     _ => {}
                 }
                 for a in &c.arithmetic {
@@ -390,7 +403,13 @@ impl<'a> Eval<'a> {
                     self.redirect(r);
                 }
                 self.keywords(c.background, &c.keywords, c.span);
+                let binding = bindings::of_for_loop(c);
+                let bound = binding.is_some();
+                self.bindings.extend(binding);
                 self.compound_body(c);
+                if bound {
+                    self.bindings.pop();
+                }
             }
             Command::Function(f) => {
                 let s = self.policy.shell.functions.clone();
@@ -407,6 +426,42 @@ impl<'a> Eval<'a> {
                     self.redirect(r);
                 }
                 self.script(&f.body);
+            }
+        }
+    }
+
+    /// The arguments of `test` / `[` with every run-time word that is an operand by position
+    /// (see [`test_expr`]) replaced by a plain word, so the option checks see it as the
+    /// string it is; the rest unchanged.
+    fn test_operands(&self, name: &str, args: &[Word]) -> Vec<Word> {
+        let expr = match (name, args.split_last()) {
+            ("[", Some((last, rest))) if last.static_value().as_deref() == Some("]") => rest,
+            _ => args,
+        };
+        let mut out = args.to_vec();
+        if let Some(positions) = test_expr::operand_positions(expr, &self.known()) {
+            for i in positions {
+                if out[i].static_value().is_none() {
+                    out[i] = Word {
+                        span: out[i].span,
+                        parts: vec![WordPart::Literal("operand".into())],
+                    };
+                }
+            }
+        }
+        out
+    }
+
+    /// `[[ -f PATH ]]`, `[ -f PATH ]` and `test -f PATH` probe files: operands that name a
+    /// place outside the working directory are checked as reads (the IR keeps no operators).
+    fn probe_paths(&mut self, words: &[Word]) {
+        for w in words {
+            let looks_like_path = matches!(w.parts.first(), Some(WordPart::Tilde(_)))
+                || w.static_value().is_some_and(|v| {
+                    v.starts_with('/') || v.starts_with("..") || v.contains("/..")
+                });
+            if looks_like_path {
+                self.path(w, false);
             }
         }
     }
@@ -489,6 +544,26 @@ impl<'a> Eval<'a> {
         if !self.count_command(c.span) {
             return;
         }
+        if let Some(variants) = bindings::variants(c, &self.bindings) {
+            // Checked once per value of the loop variables it uses; a `cd` among them goes
+            // to every variant's target.
+            let mut targets: Option<Vec<PathBuf>> = Some(Vec::new());
+            for v in &variants {
+                self.cd_targets = None;
+                self.simple_checks(v);
+                targets = match (targets, self.cd_targets.take()) {
+                    (Some(all), Some(t)) => Some(union(&all, &t)),
+                    _ => None,
+                };
+            }
+            self.cd_targets = targets.filter(|t| !t.is_empty());
+            return;
+        }
+        self.simple_checks(c);
+    }
+
+    /// The checks of one simple command (after loop variables were put in).
+    fn simple_checks(&mut self, c: &SimpleCommand) {
         for a in &c.assignments {
             self.assignment(a);
         }
@@ -810,6 +885,14 @@ impl<'a> Eval<'a> {
         };
         let policy = self.policy;
         if let Some(rule) = policy.programs.get(&name) {
+            if name == "[" || name == "test" {
+                let args = self.test_operands(&name, &words[1..]);
+                self.args(rule, &args, first.span, span);
+                if rule.verdict != Verdict::Deny {
+                    self.probe_paths(&words[1..]);
+                }
+                return;
+            }
             self.args(rule, &words[1..], first.span, span);
             return;
         }

@@ -10,7 +10,7 @@ use globset::{GlobBuilder, GlobMatcher};
 
 use super::Context;
 use crate::policy::{PathAnchor, PathPattern, PathRules};
-use crate::shell::{Word, WordPart};
+use crate::shell::{is_plain, is_pwd, Known, Word, WordPart};
 
 /// A path argument after resolution.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,18 +36,31 @@ pub fn resolve(word: &Word, ctx: &Context, cwd: &Path) -> Resolved {
     if let [WordPart::ProcessSubst { .. }] = word.parts.as_slice() {
         return Resolved::Pipe;
     }
-    // A leading `~` or `$HOME` / `${HOME}` is the context's home directory.
-    let (start, parts): (Option<PathBuf>, &[WordPart]) = match word.parts.first() {
-        Some(WordPart::Tilde(user)) if user.is_empty() => {
-            (Some(ctx.home.clone()), &word.parts[1..])
-        }
+    // Quotes only stop splitting and globbing (the caller has seen to those): inside them,
+    // literal text is literal and expansions are what they are.
+    let unquoted_known = match word.parts.first() {
+        Some(WordPart::Param(p)) if is_plain(p, "HOME") => Some(ctx.home.as_path()),
+        Some(WordPart::Param(p)) if is_plain(p, "PWD") => Some(cwd),
+        Some(WordPart::CommandSubst(s)) if is_pwd(s) => Some(cwd),
+        _ => None,
+    };
+    if unquoted_known.is_some_and(|v| Known::value_splits(&v.to_string_lossy())) {
+        return Resolved::Unknown(
+            "it is an unquoted expansion whose value bash splits into several words".into(),
+        );
+    }
+    let flat = flatten_quotes(&word.parts);
+    // A leading `~`, `$HOME` / `${HOME}` is the context's home directory; a leading `$PWD`,
+    // `${PWD}`, `$(pwd)` or `` `pwd` `` is the directory the command runs in.
+    let (start, parts): (Option<PathBuf>, &[WordPart]) = match flat.first() {
+        Some(WordPart::Tilde(user)) if user.is_empty() => (Some(ctx.home.clone()), &flat[1..]),
         Some(WordPart::Tilde(user)) => {
             return Resolved::Unknown(format!("`~{user}` is another user's home directory"))
         }
-        Some(WordPart::Param(p)) if p.name == "HOME" && p.operator.is_none() && !p.indirect => {
-            (Some(ctx.home.clone()), &word.parts[1..])
-        }
-        _ => (None, &word.parts[..]),
+        Some(WordPart::Param(p)) if is_plain(p, "HOME") => (Some(ctx.home.clone()), &flat[1..]),
+        Some(WordPart::Param(p)) if is_plain(p, "PWD") => (Some(cwd.to_path_buf()), &flat[1..]),
+        Some(WordPart::CommandSubst(s)) if is_pwd(s) => (Some(cwd.to_path_buf()), &flat[1..]),
+        _ => (None, &flat[..]),
     };
     let rest = Word {
         span: word.span,
@@ -76,6 +89,18 @@ pub fn resolve(word: &Word, ctx: &Context, cwd: &Path) -> Resolved {
         None => cwd.join(&text),
     };
     Resolved::Exact(normalize(&joined))
+}
+
+/// The parts of a word with double quotes taken away (their contents kept in place).
+fn flatten_quotes(parts: &[WordPart]) -> Vec<WordPart> {
+    let mut out = Vec::with_capacity(parts.len());
+    for p in parts {
+        match p {
+            WordPart::DoubleQuoted(inner) => out.extend(flatten_quotes(inner)),
+            other => out.push(other.clone()),
+        }
+    }
+    out
 }
 
 fn resolve_glob(start: Option<PathBuf>, rest: &Word, cwd: &Path) -> Resolved {

@@ -221,7 +221,15 @@ fn spec(name: &str) -> Option<Spec> {
             leading_operands: 0,
         },
         "timeout" => Spec {
-            flags: &["--preserve-status", "--foreground", "-v", "--verbose"],
+            // `-p` and `-f` are the short forms newer coreutils (9.5) gave these flags.
+            flags: &[
+                "--preserve-status",
+                "-p",
+                "--foreground",
+                "-f",
+                "-v",
+                "--verbose",
+            ],
             with_value: &["-s", "--signal", "-k", "--kill-after"],
             refuse: &[],
             leading_operands: 1,
@@ -404,9 +412,20 @@ fn simple<'a>(name: &str, spec: &Spec, args: &'a [Word], whole: Span) -> Unwrapp
             );
         }
         if spec.with_value.contains(&opt.as_str()) && !glued {
+            // The value is skipped, so it must be one word: `timeout -k 1$IFS5$IFS-- rm 5 ls`
+            // runs `rm`, where a value read as one word would leave `ls` as the command.
             i += 1;
+            if let Some(refused) = skipped(name, args.get(i)) {
+                return refused;
+            }
         }
         i += 1;
+    }
+    // Leading operands (`timeout DURATION`) are skipped too.
+    for k in 0..spec.leading_operands {
+        if let Some(refused) = skipped(name, args.get(i + k)) {
+            return refused;
+        }
     }
     i += spec.leading_operands;
     let words = args.get(i..).unwrap_or(&[]);
@@ -424,6 +443,19 @@ fn simple<'a>(name: &str, spec: &Spec, args: &'a [Word], whole: Span) -> Unwrapp
         words,
         assignments: Vec::new(),
         appends_dynamic: name == "xargs",
+    }
+}
+
+/// A word a wrapper skips over (an option's value, `timeout`'s duration) must be one static
+/// word: otherwise the payload bash runs starts elsewhere than the one checked.
+fn skipped(name: &str, word: Option<&Word>) -> Option<Unwrapped<'static>> {
+    let w = word?;
+    match w.static_value() {
+        Some(_) => None,
+        None => Some(refuse(
+            format!("`{name}` has an argument whose value is not known (it could become several words and move the command)"),
+            w.span,
+        )),
     }
 }
 
@@ -446,6 +478,9 @@ fn env(args: &[Word]) -> Unwrapped<'_> {
             continue;
         }
         if s == "-u" || s == "--unset" {
+            if let Some(refused) = skipped("env", args.get(i + 1)) {
+                return refused;
+            }
             i += 2;
             continue;
         }

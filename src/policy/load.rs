@@ -845,6 +845,7 @@ impl Loader {
             message: raw.message.clone(),
             rule: file.rule(path.clone(), span),
             single_dash_long: raw.single_dash_long,
+            options_before_operands: raw.options_before_operands,
             options_with_value,
             options_with_optional_value: self.options(file, &raw.options_with_optional_value),
             option_kinds,

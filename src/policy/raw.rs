@@ -196,6 +196,10 @@ pub struct RawProgram {
     /// Options are words like `-name` (find) rather than clusters like `-la`.
     #[serde(default)]
     pub single_dash_long: bool,
+    /// Options are read only before the first operand (`printf FORMAT ARGS`, POSIX
+    /// `getopt` without permutation): later words are operands even when they begin with `-`.
+    #[serde(default)]
+    pub options_before_operands: bool,
     /// Options that take a value (`-o FILE`, `-oFILE`, `--out=FILE`).
     #[serde(default)]
     #[schemars(with = "Vec<String>")]
