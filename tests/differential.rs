@@ -707,3 +707,285 @@ fn probe() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+// ---------------------------------------------------------------------------------------
+// Argv fidelity: the words the evaluator checks are the argv bash runs.
+//
+// Commands are generated from words that mix quoting, `$IFS`, variables holding spaces and
+// dashes, command and arithmetic substitutions, and globs, in a workspace that holds files
+// named like options (`--pre=sh`, `-rf`, `--`, `--output=x`). Whenever a shipped policy
+// allows one, bash runs it with recording stubs for every program, and each argv bash really
+// executed, written out as plain quoted words, must itself be allowed by the same policy: a
+// dynamic command must never be more permitted than what it really runs.
+
+/// The external programs the generated commands may run; each is a recording stub.
+const FIDELITY_PROGRAMS: &[&str] = &[
+    "sort", "head", "tail", "cat", "grep", "wc", "cut", "find", "ls", "rg", "git", "cp", "uniq",
+    "tr", "stat", "du", "diff", "timeout", "nice", "sed", "awk", "touch", "mkdir",
+];
+
+/// Files in the workspace whose names look like options, for globs to find.
+const OPTION_FILES: &[&str] = &[
+    "--pre=sh",
+    "-rf",
+    "--",
+    "--output=x",
+    "--compress-program=sh",
+    "-o.txt",
+    "-n",
+    "--files0-from=a.txt",
+    "b c.txt",
+    "-e",
+];
+
+/// Values a command's own variable may hold.
+const VALUES: &[&str] = &[
+    " --pre=sh",
+    "1 /etc/passwd",
+    "--",
+    "-o x.txt",
+    "a.txt",
+    "*",
+    "-rf",
+    "x --compress-program=sh",
+    "../..",
+    "-n 1 /etc/hostname",
+    "",
+];
+
+fn fidelity_program() -> impl Strategy<Value = &'static str> {
+    prop::sample::select(
+        &[
+            "sort",
+            "head",
+            "tail",
+            "cat",
+            "grep",
+            "wc",
+            "cut",
+            "find .",
+            "ls",
+            "rg",
+            "git log",
+            "cp",
+            "uniq",
+            "timeout 5",
+            "nice -n 1",
+            "sed -n",
+            "stat",
+            "du",
+        ][..],
+    )
+}
+
+/// One piece of a word.
+fn fidelity_piece() -> impl Strategy<Value = String> {
+    let lit = prop::sample::select(
+        &[
+            "-n",
+            "-S",
+            "-e",
+            "-m",
+            "-d",
+            "-f",
+            "-o",
+            "--",
+            "-name",
+            "-r",
+            "1",
+            "4k",
+            "a.txt",
+            "x",
+            "/etc/passwd",
+            "--pre=sh",
+            "-c",
+            ",",
+            "-k",
+            "cat",
+        ][..],
+    );
+    prop_oneof![
+        4 => lit.prop_map(str::to_string),
+        2 => prop::sample::select(&["$IFS", "${IFS}", "\"$IFS\"", "${IFS:0:1}"][..]).prop_map(str::to_string),
+        3 => prop::sample::select(&["$v", "\"$v\"", "${v}", "\"${v}\"", "$w", "\"$@\"", "\"${a[@]}\""][..]).prop_map(str::to_string),
+        1 => prop::sample::select(VALUES).prop_map(|v| format!("$(printf %s '{v}')")),
+        1 => prop::sample::select(VALUES).prop_map(|v| format!("\"$(printf %s '{v}')\"")),
+        1 => prop::sample::select(VALUES).prop_map(|v| format!("`printf %s '{v}'`")),
+        1 => prop::sample::select(&["$((1))", "$((-1))", "\"$((2))\""][..]).prop_map(str::to_string),
+        2 => prop::sample::select(&["*", "*.txt", "./*", "src/*", "-*", "?", "*=sh", "[-]*"][..]).prop_map(str::to_string),
+        1 => Just("$PWD".to_string()),
+        1 => Just("\"$(pwd)\"".to_string()),
+    ]
+}
+
+prop_compose! {
+    fn fidelity_command()(
+        v in prop::sample::select(VALUES),
+        w in prop::sample::select(VALUES),
+        set_a in any::<bool>(),
+        prog in fidelity_program(),
+        words in prop::collection::vec(prop::collection::vec(fidelity_piece(), 1..4), 0..5),
+        looped in prop::option::weighted(0.15, prop::sample::select(&["./*", "src/*", "*.txt", "a.txt b.txt", "*"][..])),
+    ) -> String {
+        let q = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
+        let mut text = format!("v={}; w={}; ", q(v), q(w));
+        if set_a {
+            text.push_str(&format!("a=({} x); set -- {} y; ", q(v), q(w)));
+        }
+        let mut cmd = prog.to_string();
+        for pieces in &words {
+            cmd.push(' ');
+            cmd.push_str(&pieces.concat());
+        }
+        match looped {
+            Some(list) => text.push_str(&format!("for f in {list}; do {}; done", cmd.replace("$v", "\"$f\""))),
+            None => text.push_str(&cmd),
+        }
+        text
+    }
+}
+
+/// `argv` as a command of single-quoted words.
+fn quoted_command(argv: &[String]) -> String {
+    argv.iter()
+        .map(|a| format!("'{}'", a.replace('\'', "'\\''")))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Check one generated command under `policy`: `Ok(true)` when it was allowed and every argv
+/// bash ran is allowed as plain words too.
+fn fidelity_check(sb: &Sandbox, ctx: &Context, policy: &Policy, cmd: &str) -> Result<bool, String> {
+    if !policy.evaluate(ctx, cmd).is_allowed() {
+        return Ok(false);
+    }
+    let run = sb.run(cmd, TIMEOUT);
+    if run.timed_out {
+        return Err(format!("{cmd:?}: bash timed out"));
+    }
+    for argv in &run.executed {
+        if argv.first().map(String::as_str) == Some(NOT_FOUND) {
+            return Err(format!(
+                "[{}] {cmd:?} is allowed, but bash ran a program that is not a stub: {argv:?}",
+                policy.name
+            ));
+        }
+        let plain = quoted_command(argv);
+        let d = policy.evaluate(ctx, &plain);
+        if !d.is_allowed() {
+            return Err(format!(
+                "[{}] {cmd:?} is allowed, but bash ran {argv:?}, which is not: {:?}",
+                policy.name,
+                d.reasons
+                    .iter()
+                    .map(|r| format!("{}: {}", r.code, r.message))
+                    .collect::<Vec<_>>()
+            ));
+        }
+    }
+    Ok(true)
+}
+
+fn fidelity_sandbox() -> (Sandbox, Context) {
+    let sb = Sandbox::new(FIDELITY_PROGRAMS);
+    for f in OPTION_FILES {
+        std::fs::write(sb.ws.join(f), "x\n").unwrap();
+    }
+    std::fs::write(sb.ws.join("src").join("-y.rs"), "x\n").unwrap();
+    let mut ctx = Context::new(&sb.ws);
+    ctx.home = ctx.cwd.clone(); // the sandbox's HOME is the workspace
+    (sb, ctx)
+}
+
+#[test]
+fn every_argv_bash_runs_for_an_allowed_command_is_allowed_as_plain_words() {
+    let policies = [
+        Policy::shipped("read-only").unwrap().unwrap(),
+        Policy::shipped("developer").unwrap().unwrap(),
+    ];
+    let (sb, ctx) = fidelity_sandbox();
+    // ARGV_CASES=1000000 for the campaign (see BENCHMARKS.md); CI runs the default.
+    let cases = std::env::var("ARGV_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(400);
+    let mut runner = TestRunner::new(Config {
+        cases,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let allowed = std::cell::Cell::new(0usize);
+    let result = runner.run(&fidelity_command(), |cmd| {
+        for policy in &policies {
+            match fidelity_check(&sb, &ctx, policy, &cmd) {
+                Ok(true) => allowed.set(allowed.get() + 1),
+                Ok(false) => {}
+                Err(e) => return Err(TestCaseError::fail(e)),
+            }
+        }
+        Ok(())
+    });
+    eprintln!(
+        "argv fidelity: {cases} generated commands, {} allowed (and run) under a shipped policy",
+        allowed.get()
+    );
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+}
+
+/// The attacks of the issue, each run in bash: refused, and the static form of what bash
+/// would run is refused too (so the refusal is about the real argv).
+#[test]
+fn field_splitting_attacks_are_refused_for_what_bash_really_runs() {
+    let policies = [
+        Policy::shipped("read-only").unwrap().unwrap(),
+        Policy::shipped("developer").unwrap().unwrap(),
+    ];
+    let (sb, ctx) = fidelity_sandbox();
+    let attacks = [
+        "sort -S 4k$IFS--compress-program=sh a.txt",
+        "x=' --compress-program=sh'; sort -S 4k$x a.txt",
+        "head -n 1$IFS/etc/passwd",
+        "x=--; head $x -n /etc/passwd",
+        "cut -d ,$IFS/etc/passwd -f1 a.txt",
+        "grep -m 1$IFS-f$IFS/etc/passwd x a.txt",
+        "find . -name x$IFS-delete",
+        "rg -e x$IFS--pre=sh .",
+        "sort *",
+        "rg x *",
+        "timeout 5$IFS''rm ls",
+        "timeout -k 1$IFS5$IFS''rm 5 ls",
+        "wc -l $(printf %s --files0-from=a.txt)",
+        "for f in /etc/passwd; do cat \"$f\"; done",
+        "for f in a b; do f=/etc/passwd; cat \"$f\"; done",
+    ];
+    for policy in &policies {
+        for cmd in attacks {
+            let d = policy.evaluate(&ctx, cmd);
+            assert!(
+                !d.is_allowed(),
+                "[{}] {cmd:?} must be refused, got {:?}",
+                policy.name,
+                d.verdict
+            );
+        }
+    }
+    // And what they really run is refused when written plainly (the stubs record it).
+    let run = sb.run("sort -S 4k$IFS--compress-program=sh a.txt", TIMEOUT);
+    assert_eq!(
+        run.executed,
+        vec![vec![
+            "sort".to_string(),
+            "-S".into(),
+            "4k".into(),
+            "--compress-program=sh".into(),
+            "a.txt".into()
+        ]]
+    );
+    for policy in &policies {
+        assert!(!policy
+            .evaluate(&ctx, &quoted_command(&run.executed[0]))
+            .is_allowed());
+    }
+}

@@ -69,6 +69,10 @@ pub fn resolve(word: &Word, ctx: &Context, cwd: &Path) -> Resolved {
     let text = match rest.static_value() {
         Some(t) => t,
         None => match rest.glob_pattern() {
+            // `$PWD*` matches siblings of the directory, not its entries.
+            Some(_) if start.is_some() && !rest.static_prefix().starts_with('/') => {
+                return Resolved::Unknown("an expansion glued to a glob".into())
+            }
             Some(_) => return resolve_glob(start, &rest, cwd),
             None => {
                 let why = rest
@@ -85,7 +89,11 @@ pub fn resolve(word: &Word, ctx: &Context, cwd: &Path) -> Resolved {
         return Resolved::Unknown("it is empty".into());
     }
     let joined = match start {
-        Some(home) => home.join(text.trim_start_matches('/')),
+        // `$PWD-n` is the directory's name with `-n` appended (a sibling), not an entry in it.
+        Some(base) if !text.is_empty() && !text.starts_with('/') => {
+            PathBuf::from(format!("{}{text}", base.display()))
+        }
+        Some(base) => base.join(text.trim_start_matches('/')),
         None => cwd.join(&text),
     };
     Resolved::Exact(normalize(&joined))
