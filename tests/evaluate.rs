@@ -919,3 +919,214 @@ fn regression_cd_in_a_loop_climbs_on_every_pass() {
         assert_eq!(d.verdict, Verdict::Allow, "{cmd}: {:?}", d.reasons);
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Argv fidelity: each word checked is one word of the argv bash runs (issue "Argv fidelity").
+
+#[test]
+fn regression_sort_compress_program_smuggled_through_ifs() {
+    // bash splits `4k$IFS--compress-program=sh` into `4k` and `--compress-program=sh`:
+    // sort would run sh over the here-document.
+    for policy in [read_only(), developer()] {
+        assert_denied(
+            policy,
+            &[
+                (
+                    "sort -S 4k$IFS--compress-program=sh <<'END'\nid\nEND",
+                    "word-split",
+                ),
+                ("sort -S4k$IFS--compress-program=sh a.txt", "*"),
+                ("sort --buffer-size=4k$IFS--compress-program=sh a.txt", "*"),
+                (
+                    "x=' --compress-program=sh'; sort -S 4k$x a.txt",
+                    "word-split",
+                ),
+                (
+                    "sort -S \"4k\"${IFS}--compress-program=sh a.txt",
+                    "word-split",
+                ),
+            ],
+        );
+    }
+}
+
+#[test]
+fn split_option_values_cannot_hide_paths_or_options() {
+    for policy in [read_only(), developer()] {
+        assert_denied(
+            policy,
+            &[
+                ("head -n 1$IFS/etc/passwd", "word-split"),
+                ("cut -d ,$IFS/etc/shadow -f1 a.txt", "word-split"),
+                ("grep -m 1$IFS-f$IFS/etc/passwd x a.txt", "word-split"),
+                ("find . -name x$IFS-delete", "word-split"),
+                ("find . -name *.rs", "word-split"),
+                ("head -n $((1)) /etc/passwd", "path-read-outside"),
+                ("wc -l $(printf -- --files0-from=/etc/passwd)", "word-split"),
+                ("wc -l `echo --files0-from=/etc/passwd`", "word-split"),
+                ("cat \"$@\"", "*"),
+            ],
+        );
+    }
+    assert_denied(
+        developer(),
+        &[
+            ("rg -e x$IFS--pre=sh .", "word-split"),
+            ("git log -n 1$IFS--output=/home/user/.bashrc", "word-split"),
+        ],
+    );
+}
+
+#[test]
+fn a_run_time_double_dash_cannot_turn_a_value_into_an_operand() {
+    // x=--: `head -- -n /etc/passwd` reads /etc/passwd, which was checked as -n's value.
+    for policy in [read_only(), developer()] {
+        assert_denied(
+            policy,
+            &[
+                ("x=--; head $x -n /etc/passwd", "word-split"),
+                ("head \"$x\" -n /etc/passwd", "dynamic-argument"),
+                ("head * -n /etc/passwd", "dynamic-argument"),
+            ],
+        );
+    }
+    // A glob that can match neither `--` nor `-n`/`-c` exactly is harmless there.
+    assert_allowed(
+        read_only(),
+        &["head -n 5 *.md", "cat *.md", "head ./* -n 3"],
+    );
+}
+
+#[test]
+fn globs_that_may_match_option_names_are_refused_where_options_matter() {
+    assert_denied(
+        read_only(),
+        &[
+            ("sort *", "dynamic-argument"),
+            ("sort *.txt", "dynamic-argument"),
+            ("grep x *", "dynamic-argument"),
+            ("wc -l *.rs", "dynamic-argument"),
+        ],
+    );
+    assert_allowed(
+        read_only(),
+        &[
+            "sort ./*",
+            "grep -n x ./*.rs",
+            "grep -n x -- *.rs",
+            "wc -l src/*.rs",
+            "ls ./*",
+        ],
+    );
+}
+
+#[test]
+fn a_glob_is_only_read_where_every_match_has_the_same_operand_kind() {
+    // cp's last operand is written: a glob there would make its last match the destination.
+    assert_denied(developer(), &[("cp a.txt src/*", "word-split")]);
+    assert_allowed(
+        developer(),
+        &["cp src/* dest/", "cp -r ./* /workspace/backup/"],
+    );
+}
+
+#[test]
+fn wrappers_refuse_skipped_words_that_could_split() {
+    assert_denied(
+        developer(),
+        &[
+            ("timeout 5$IFS''rm ls", "wrapper-unverifiable"),
+            ("timeout -k 1$IFS5$IFS''rm 5 ls", "wrapper-unverifiable"),
+            ("nice -n 1$IFS''rm ls", "wrapper-unverifiable"),
+            ("timeout $d ls", "wrapper-unverifiable"),
+        ],
+    );
+    assert_allowed(
+        developer(),
+        &["timeout 5 ls", "timeout -p 5 ls", "timeout -f -k 1 5 ls"],
+    );
+}
+
+#[test]
+fn knowable_values_are_resolved() {
+    assert_allowed(
+        read_only(),
+        &[
+            "cat \"$PWD/README.md\"",
+            "cat $PWD/README.md",
+            "cat \"$(pwd)/src/main.rs\"",
+            "wc -l `pwd`/a.txt",
+            "for f in ./src/*.rs; do wc -l \"$f\"; done",
+            "for f in a.txt b.txt; do head -n 1 $f; done",
+            "for i in {1..3}; do echo \"$i\"; done",
+            "[ -z \"$x\" ]",
+            "[ \"$x\" = y ]",
+            "test -n \"$x\"",
+            "printf \"%s\\n\" \"$x\"",
+            "printf '%s\\n' -v",
+            ":",
+            "while true; do break; done",
+            "for i in 1 2; do continue; done",
+        ],
+    );
+    assert_denied(
+        read_only(),
+        &[
+            ("cat \"$PWD/../etc/passwd\"", "path-read-outside"),
+            ("cat $PWD-n", "path-read-outside"),
+            ("cat \"$(pwd)\"/../../etc/passwd", "path-read-outside"),
+            (
+                "for f in /etc/passwd a.txt; do cat \"$f\"; done",
+                "path-read-outside",
+            ),
+            (
+                "for f in a b; do f=/etc/passwd; cat \"$f\"; done",
+                "path-unresolved",
+            ),
+            ("for f in *.txt; do cat $f; done", "path-unresolved"),
+            // x=-v y='a[$(id)]': `[ "$x" "$y" ]` evaluates the subscript.
+            ("[ \"$x\" \"$y\" ]", "*"),
+            ("test \"$x\" \"$y\"", "dynamic-argument"),
+            ("[ -v \"$x\" ]", "option-denied"),
+            ("[ -v 'a[$(id)]' ]", "option-denied"),
+            ("printf \"$fmt\"", "dynamic-argument"),
+            ("test -f /etc/shadow", "path-read-outside"),
+        ],
+    );
+}
+
+#[test]
+fn a_loop_variable_cd_goes_to_every_value() {
+    // Each value of `d` is a `cd` target: `cat ../../x` from src reads outside.
+    assert_denied(
+        developer(),
+        &[(
+            "for d in src src/a; do (cd \"$d\" && cat ../../x); done",
+            "path-read-outside",
+        )],
+    );
+}
+
+#[test]
+fn the_empty_command_is_refused() {
+    for policy in [read_only(), developer()] {
+        assert_denied(
+            policy,
+            &[
+                ("", "empty-command"),
+                ("   ", "empty-command"),
+                ("\n\n", "empty-command"),
+                ("# only a comment", "empty-command"),
+            ],
+        );
+    }
+}
+
+#[test]
+fn jq_arg_is_not_an_abbreviation_of_the_denied_args() {
+    assert_allowed(developer(), &["jq --arg name value '.x' package.json"]);
+    assert_denied(
+        developer(),
+        &[("jq --args '.x' a b", "option-denied"), ("jq --arg", "*")],
+    );
+}

@@ -75,8 +75,9 @@ pub fn check_sed(script: &str) -> Result<(), String> {
             }
             b'y' => {
                 let d = *b.get(i).ok_or("an unterminated `y` command")?;
-                i = skip_delimited(b, i + 1, d)?;
-                i = skip_delimited(b, i, d)?;
+                // Neither part of `y` is a regex: brackets are plain characters there.
+                i = skip_plain(b, i + 1, d)?;
+                i = skip_plain(b, i, d)?;
             }
             b's' => {
                 let d = *b.get(i).ok_or("an unterminated `s` command")?;
@@ -84,7 +85,8 @@ pub fn check_sed(script: &str) -> Result<(), String> {
                     return Err("an `s` command with an unusual delimiter".into());
                 }
                 i = skip_delimited(b, i + 1, d)?;
-                i = skip_delimited(b, i, d)?;
+                // The replacement is not a regex: `s/a/[b/` replaces with `[b`.
+                i = skip_plain(b, i, d)?;
                 while let Some(&f) = b.get(i) {
                     match f {
                         b'g' | b'p' | b'i' | b'I' | b'm' | b'M' | b'0'..=b'9' => i += 1,
@@ -134,6 +136,23 @@ fn skip_delimited(b: &[u8], mut i: usize, delim: u8) -> Result<usize, String> {
         i += 1;
     }
     Err("an unterminated regular expression".into())
+}
+
+/// Skip to just past the next unescaped `delim` in text that is not a regex (the replacement
+/// of `s`, both parts of `y`), where `[` is an ordinary character.
+fn skip_plain(b: &[u8], mut i: usize, delim: u8) -> Result<usize, String> {
+    while i < b.len() {
+        match b[i] {
+            b'\\' => {
+                i += 2;
+                continue;
+            }
+            c if c == delim => return Ok(i + 1),
+            _ => {}
+        }
+        i += 1;
+    }
+    Err("an unterminated replacement".into())
 }
 
 /// Skip a bracket expression starting at `open` (`[`), with `]` first being literal and
@@ -267,15 +286,13 @@ fn awk_code(program: &str) -> Option<String> {
                 if !regex_start {
                     return None;
                 }
-                let mut j = i + 1;
-                loop {
-                    match b.get(j)? {
-                        b'/' => break,
-                        b'\\' if b.get(j + 1).is_some_and(|&c| c != b'\n') => j += 2,
-                        b'[' | b'\n' | b'\\' => return None,
-                        _ => j += 1,
-                    }
+                // Where the regex ends, read without and with bracket expressions (awks
+                // differ on whether `/` inside `[...]` ends it): blanked only if both agree.
+                let plain = regex_end(b, i + 1, false)?;
+                if regex_end(b, i + 1, true)? != plain {
+                    return None;
                 }
+                let j = plain;
                 out[i + 1..j].fill(b' ');
                 i = j + 1;
             }
@@ -283,6 +300,21 @@ fn awk_code(program: &str) -> Option<String> {
         }
     }
     String::from_utf8(out).ok()
+}
+
+/// The index of the `/` that ends an awk regex literal whose text starts at `start`, reading
+/// bracket expressions as such or not; `None` at a newline, a backslash-newline or the end.
+fn regex_end(b: &[u8], start: usize, brackets: bool) -> Option<usize> {
+    let mut j = start;
+    loop {
+        match b.get(j)? {
+            b'/' => return Some(j),
+            b'\\' if b.get(j + 1).is_some_and(|&c| c != b'\n') => j += 2,
+            b'\n' | b'\\' => return None,
+            b'[' if brackets => j = skip_bracket(b, j)?,
+            _ => j += 1,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -300,6 +332,10 @@ mod tests {
             "y/abc/xyz/",
             "10q",
             "s/a\\/b/c/;p",
+            // The replacement is not a regex: a `[` there is a character.
+            "s/a/[b/",
+            "s/x/[&]/g",
+            "y/[/]/",
         ] {
             assert!(check_sed(s).is_ok(), "{s}");
         }
@@ -382,6 +418,14 @@ mod tests {
 
     #[test]
     fn awk_code_blanks_only_what_is_unambiguous() {
+        // A bracket expression without `/` in it ends the same way in every reading.
+        assert_eq!(
+            awk_code("/[0-9]+ (GET|POST)/"),
+            Some(format!("/{}/", " ".repeat(17)))
+        );
+        assert!(check_awk("/[0-9]+ (GET|POST)/ {print $1}").is_ok());
+        assert!(check_awk("/[|]/ {print $1}").is_ok());
+        assert!(check_awk("/[/]/ {print | \"sh\"}").is_err());
         assert_eq!(
             awk_code("/a|b/ {print \"|\" > 1} # |").as_deref(),
             Some("/   / {print \" \" > 1}    ")
@@ -389,7 +433,9 @@ mod tests {
         for p in [
             "{print s/2}",
             "{print /x/}",
-            "/[a]/",
+            // `/` inside brackets: awks disagree on where the regex ends.
+            "/[/]/",
+            "/a[/]|b/",
             "x = \"a\\\nb\"",
             "\"open",
         ] {

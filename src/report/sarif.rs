@@ -195,6 +195,8 @@ pub fn describe(code: &str) -> String {
         "argument-denied" | "argument-ask" => "An argument pattern matched",
         "too-many-operands" | "missing-operand" => "Operand count",
         "dynamic-argument" => "An argument only known at run time",
+        "word-split" => "A word bash splits or globs into words only known at run time",
+        "empty-command" => "An empty command",
         "path-read-outside" | "path-write-outside" | "path-read-denied" | "path-write-denied"
         | "path-unresolved" => "A path rule",
         "redirect-read" | "redirect-write" | "fd-duplication" | "here-document" => {
