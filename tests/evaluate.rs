@@ -1130,3 +1130,17 @@ fn jq_arg_is_not_an_abbreviation_of_the_denied_args() {
         &[("jq --args '.x' a b", "option-denied"), ("jq --arg", "*")],
     );
 }
+
+#[test]
+fn declaration_builtins_assign_the_written_name_whatever_the_value() {
+    // bash does not split `export a=$x`: the name is the literal before `=`.
+    assert_allowed(developer(), &["export foo=$(pwd)", "export out=\"$x\" b"]);
+    assert_denied(
+        developer(),
+        &[
+            ("export PATH=$x", "env-denied"),
+            ("export $n=1", "word-split"),
+            ("export LD_PRELOAD=\"$(pwd)/x.so\"", "env-denied"),
+        ],
+    );
+}

@@ -95,6 +95,10 @@ impl Eval<'_> {
             "set" | "declare" | "typeset" | "local" | "export" | "readonly" | "shopt"
         ) || known_plus_option(rule);
         let known = self.known();
+        let declaration = matches!(
+            rule.name.as_str(),
+            "export" | "declare" | "typeset" | "local" | "readonly"
+        );
         let mut i = 0;
         while i < args.len() {
             let w = &args[i];
@@ -103,6 +107,12 @@ impl Eval<'_> {
             let options_over = after_dd || (rule.options_before_operands && !p.operands.is_empty());
             let s = match w.fields(&known) {
                 Fields::Static(s) => s,
+                // A declaration builtin does not split or glob an argument written as an
+                // assignment (`export a=$x` assigns all of `$x`): one operand.
+                _ if declaration && assigned_name(w).is_some() => {
+                    p.operands.push(w);
+                    continue;
+                }
                 fields => {
                     if !options_over {
                         self.dynamic_arg(rule, w, &fields, restricted, plus_options);
@@ -646,6 +656,13 @@ impl Eval<'_> {
                             );
                         }
                     }
+                    // `export foo=$(pwd)`: the name is written out, only the value is known at
+                    // run time (and a declaration builtin does not split an assignment word).
+                    None if word.is_some_and(|w| assigned_name(w).is_some()) => {
+                        if let Some(name) = word.and_then(assigned_name) {
+                            self.env_name(&name, span);
+                        }
+                    }
                     None => self.reason(
                         "variable-name",
                         Verdict::Deny,
@@ -869,6 +886,18 @@ fn checked_operands(rule: &ProgramRule) -> bool {
         .chain(spec.repeat.iter())
         .chain(spec.tail.iter())
         .any(|k| !k.is_inert())
+}
+
+/// The variable a declaration-builtin argument assigns when its name and `=` are literal
+/// text (`foo=$(pwd)`, `foo+="$x"`).
+fn assigned_name(w: &Word) -> Option<String> {
+    let prefix = match w.parts.first() {
+        Some(WordPart::Literal(s)) => s,
+        _ => return None,
+    };
+    let (name, _) = prefix.split_once('=')?;
+    let name = name.strip_suffix('+').unwrap_or(name);
+    super::is_identifier(name).then(|| name.to_string())
 }
 
 /// Whether the rule mentions a `+` option (then `+x` words are options, not operands).
