@@ -449,11 +449,11 @@ mod limits {
         let n = 100_000;
         let inputs = vec![
             format!("echo {}x{}", "$(".repeat(n), ")".repeat(n)),
-            format!("{}ls{}", "(".repeat(n), ")".repeat(n)),
+            // Subshells: `((((ls))))` without blanks is arithmetic to bash (see below).
+            format!("{}ls{}", "( ".repeat(n), " )".repeat(n)),
             format!("{}ls{}", "{ ".repeat(n), "; }".repeat(n)),
             format!("echo {}x{}", "\"$(".repeat(n), ")\"".repeat(n)),
             format!("echo {}x{}", "${a:-".repeat(n), "}".repeat(n)),
-            format!("echo $(({}1{}))", "(".repeat(n), ")".repeat(n)),
             format!("echo {}", "`".repeat(n)),
             format!("{} ls", "! ".repeat(n)),
         ];
@@ -480,9 +480,49 @@ mod limits {
             let src = format!("echo {}x{}", "$(".repeat(n), ")".repeat(n));
             let kind = small_stack(move || parse_with(&src, &big()).unwrap_err().kind);
             assert_eq!(kind, ParseErrorKind::TooDeep, "depth {n}");
-            let src = format!("{}ls{}", "(".repeat(n), ")".repeat(n));
+            let src = format!("{}ls{}", "( ".repeat(n), " )".repeat(n));
             let kind = small_stack(move || parse_with(&src, &big()).unwrap_err().kind);
             assert_eq!(kind, ParseErrorKind::TooDeep, "depth {n}");
+        }
+    }
+
+    /// Parentheses inside arithmetic do not nest anything: bash reads `((((ls))))` as the
+    /// arithmetic command `(( ((ls)) ))` (it evaluates the variable `ls`), and our own
+    /// arithmetic lexer reads it flat, so deep parentheses there parse on a small stack.
+    #[test]
+    fn deep_parentheses_in_arithmetic_are_flat() {
+        let n = 100_000;
+        for src in [
+            format!("{}ls{}", "(".repeat(n), ")".repeat(n)),
+            format!("echo $(({}1{}))", "(".repeat(n), ")".repeat(n)),
+        ] {
+            let head: String = src.chars().take(12).collect();
+            let r = small_stack(move || {
+                parse_with(&src, &big()).map(|s| {
+                    s.all_simple_commands()
+                        .iter()
+                        .filter(|c| !c.words.is_empty())
+                        .count()
+                })
+            });
+            match r {
+                Ok(n) => assert!(n <= 1, "{head}: {n} commands"),
+                Err(e) => assert!(
+                    matches!(
+                        e.kind,
+                        ParseErrorKind::TooDeep | ParseErrorKind::TooManyNodes
+                    ),
+                    "{head}: {:?}",
+                    e.kind
+                ),
+            }
+        }
+        match &parse("((((ls))))").unwrap().commands[0] {
+            shellgate::shell::Command::Compound(c) => {
+                assert_eq!(c.kind, shellgate::shell::CompoundKind::Arithmetic);
+                assert_eq!(c.arithmetic[0].variables, ["ls"]);
+            }
+            other => panic!("{other:?}"),
         }
     }
 
