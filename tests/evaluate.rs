@@ -1144,3 +1144,70 @@ fn declaration_builtins_assign_the_written_name_whatever_the_value() {
         ],
     );
 }
+
+/// Issue 9, item 3: the one-liners the parser used to refuse are now read as bash runs
+/// them, so the policy decides them, and what they read and write is still checked.
+#[test]
+fn parse_gaps_are_decided_by_the_policy() {
+    // `$(<file)` is a read of file: a workspace file is allowed, anything else is not.
+    assert_allowed(
+        read_only(),
+        &[
+            "echo \"$(<data.txt)\"",
+            "echo $(< src/main.rs)",
+            "x=$(<data.txt)",
+            "tr \\  '\\n' < data.txt",
+            "echo `pwd` `pwd`",
+            "grep -c ^$ data.txt",
+            "grep x$ data.txt|wc -l",
+            "for i in 1 2; do if true; then echo $i; fi done",
+            "echo $((1$(echo 2)+3))",
+            "echo { }",
+        ],
+    );
+    for policy in [read_only(), developer()] {
+        assert_denied(
+            policy,
+            &[
+                ("echo \"$(</etc/passwd)\"", "path-read-outside"),
+                ("echo $(< ~/.ssh/id_rsa)", "path-read-outside"),
+                ("echo `<../x`", "path-read-outside"),
+                ("x=$(</etc/shadow) 2>/dev/null", "path-read-outside"),
+                // The file a read substitution names is only known at run time.
+                ("cat \"$(<data.txt)\"", "path-unresolved"),
+                // The redirection of an assignment-only command, and of a glued word.
+                ("x=1 >~/.bashrc", "path-write-outside"),
+                ("x=1 2>>/etc/profile", "path-write-outside"),
+                ("head -200>/etc/cron.d/x data.txt", "path-write-outside"),
+                ("head -n5>~/.profile data.txt", "path-write-outside"),
+            ],
+        );
+        // What the constructs hide is still a command: `rm` is not allowed under read-only,
+        // and developer refuses its path (not a parse error under either).
+        let rm = if policy.name == "read-only" {
+            "program-not-allowed"
+        } else {
+            "path-write-outside"
+        };
+        assert_denied(
+            policy,
+            &[
+                ("echo `pwd` `rm -rf /`", rm),
+                ("echo a$;rm -rf /", rm),
+                ("echo $((1$(rm -rf /)+3))", rm),
+                ("for i in 1; do if true; then rm -rf /; fi done", rm),
+                ("x=$(rm -rf /) >/dev/null", rm),
+                ("tr \\  x|rm -rf /", rm),
+            ],
+        );
+    }
+    // Writes inside the workspace are the developer policy's to allow, not read-only's.
+    assert_allowed(developer(), &["x=1 >out.txt", "head -200>out.txt data.txt"]);
+    assert_denied(
+        read_only(),
+        &[
+            ("x=1 >out.txt", "path-write-outside"),
+            ("head -200>out.txt data.txt", "path-write-outside"),
+        ],
+    );
+}

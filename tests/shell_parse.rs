@@ -449,11 +449,11 @@ mod limits {
         let n = 100_000;
         let inputs = vec![
             format!("echo {}x{}", "$(".repeat(n), ")".repeat(n)),
-            format!("{}ls{}", "(".repeat(n), ")".repeat(n)),
+            // Subshells: `((((ls))))` without blanks is arithmetic to bash (see below).
+            format!("{}ls{}", "( ".repeat(n), " )".repeat(n)),
             format!("{}ls{}", "{ ".repeat(n), "; }".repeat(n)),
             format!("echo {}x{}", "\"$(".repeat(n), ")\"".repeat(n)),
             format!("echo {}x{}", "${a:-".repeat(n), "}".repeat(n)),
-            format!("echo $(({}1{}))", "(".repeat(n), ")".repeat(n)),
             format!("echo {}", "`".repeat(n)),
             format!("{} ls", "! ".repeat(n)),
         ];
@@ -480,9 +480,49 @@ mod limits {
             let src = format!("echo {}x{}", "$(".repeat(n), ")".repeat(n));
             let kind = small_stack(move || parse_with(&src, &big()).unwrap_err().kind);
             assert_eq!(kind, ParseErrorKind::TooDeep, "depth {n}");
-            let src = format!("{}ls{}", "(".repeat(n), ")".repeat(n));
+            let src = format!("{}ls{}", "( ".repeat(n), " )".repeat(n));
             let kind = small_stack(move || parse_with(&src, &big()).unwrap_err().kind);
             assert_eq!(kind, ParseErrorKind::TooDeep, "depth {n}");
+        }
+    }
+
+    /// Parentheses inside arithmetic do not nest anything: bash reads `((((ls))))` as the
+    /// arithmetic command `(( ((ls)) ))` (it evaluates the variable `ls`), and our own
+    /// arithmetic lexer reads it flat, so deep parentheses there parse on a small stack.
+    #[test]
+    fn deep_parentheses_in_arithmetic_are_flat() {
+        let n = 100_000;
+        for src in [
+            format!("{}ls{}", "(".repeat(n), ")".repeat(n)),
+            format!("echo $(({}1{}))", "(".repeat(n), ")".repeat(n)),
+        ] {
+            let head: String = src.chars().take(12).collect();
+            let r = small_stack(move || {
+                parse_with(&src, &big()).map(|s| {
+                    s.all_simple_commands()
+                        .iter()
+                        .filter(|c| !c.words.is_empty())
+                        .count()
+                })
+            });
+            match r {
+                Ok(n) => assert!(n <= 1, "{head}: {n} commands"),
+                Err(e) => assert!(
+                    matches!(
+                        e.kind,
+                        ParseErrorKind::TooDeep | ParseErrorKind::TooManyNodes
+                    ),
+                    "{head}: {:?}",
+                    e.kind
+                ),
+            }
+        }
+        match &parse("((((ls))))").unwrap().commands[0] {
+            shellgate::shell::Command::Compound(c) => {
+                assert_eq!(c.kind, shellgate::shell::CompoundKind::Arithmetic);
+                assert_eq!(c.arithmetic[0].variables, ["ls"]);
+            }
+            other => panic!("{other:?}"),
         }
     }
 
@@ -1509,4 +1549,407 @@ fn regression_tree_sitter_isdigit_after_a_brace_is_not_a_crash() {
     // bash runs a program named `ñ=1` (not a name, so not an assignment); the parser reads an
     // assignment: the disagreement is refused, as before.
     assert!(parse("ñ=1 ls").is_err());
+}
+
+mod parse_gaps {
+    //! Issue 9, item 3: valid one-liners the parser refused with `parse-*` codes. Each must
+    //! now read as bash runs it (recording stubs), and a hostile variant of each construct
+    //! must not hide a command or change an argv.
+
+    use super::*;
+    use common::{compare, expected_commands, show, Sandbox};
+    use shellgate::shell::{Command, CompoundKind, Join, RedirectOp, SimpleCommand, WordPart};
+    use std::time::Duration;
+
+    /// Builtins bash cannot be made to run through a stub here; their commands are checked
+    /// by the IR tests below instead of against bash.
+    const UNSTUBBED: &[&str] = &["unset", ":", "cd", "export", "shift", "set"];
+
+    /// `tests/corpus/parse-gaps.tsv`: (line, class, command).
+    fn corpus() -> Vec<(usize, String, String)> {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corpus/parse-gaps.tsv");
+        let text = std::fs::read_to_string(path).expect("read parse-gaps.tsv");
+        let mut out = Vec::new();
+        for (n, line) in text.lines().enumerate() {
+            if line.starts_with('#') || line.trim().is_empty() {
+                continue;
+            }
+            let fields: Vec<&str> = line.split('\t').collect();
+            assert_eq!(fields.len(), 3, "parse-gaps.tsv:{}: three fields", n + 1);
+            let cmd: String = serde_json::from_str(&format!("\"{}\"", fields[1]))
+                .unwrap_or_else(|e| panic!("parse-gaps.tsv:{}: {e}", n + 1));
+            out.push((n + 1, fields[0].to_string(), cmd));
+        }
+        out
+    }
+
+    /// Whether what runs depends on a branch or a loop (then bash's runs are only
+    /// contained in the IR's commands, see `common::compare`).
+    fn branches(commands: &[Command]) -> bool {
+        commands.iter().any(|c| {
+            c.join() == Join::Or
+                || match c {
+                    Command::Compound(cc) => {
+                        !matches!(cc.kind, CompoundKind::Group | CompoundKind::Subshell)
+                            || branches(&cc.body.commands)
+                    }
+                    Command::Function(_) => true,
+                    Command::Simple(_) => false,
+                }
+        })
+    }
+
+    /// The corpus of issue 9's parse gaps: every line parses, and the argv of every command
+    /// bash runs is one the IR lists (equal multisets for straight-line commands).
+    #[test]
+    fn parse_gap_corpus_reads_as_bash_runs() {
+        let lines = corpus();
+        assert!(lines.len() >= 60, "only {} corpus lines", lines.len());
+        let mut failures = Vec::new();
+        for (line, class, cmd) in &lines {
+            let script = match parse(cmd) {
+                Ok(s) => s,
+                Err(e) => {
+                    failures.push(format!(
+                        "parse-gaps.tsv:{line} [{class}] {cmd:?}: {} {}",
+                        e.kind.code(),
+                        e.message
+                    ));
+                    continue;
+                }
+            };
+            let ir: Vec<_> = expected_commands(&script)
+                .into_iter()
+                .filter(|c| {
+                    !matches!(c.first(), Some(common::Arg::Exact(p)) if UNSTUBBED.contains(&p.as_str()))
+                })
+                .collect();
+            let programs: Vec<String> = argv_of(&script)
+                .into_iter()
+                .filter_map(|c| c.into_iter().next())
+                .collect();
+            let names: Vec<&str> = programs.iter().map(String::as_str).collect();
+            let run = Sandbox::new(&names).run(cmd, Duration::from_secs(10));
+            let exact = !branches(&script.commands);
+            let (extra, missing) = compare(&ir, &run.executed, exact);
+            if !extra.is_empty() || !missing.is_empty() || run.stderr.contains("syntax error") {
+                failures.push(format!(
+                    "parse-gaps.tsv:{line} [{class}] {cmd:?}\n  IR:       {}\n  bash ran: {:?}\n  stderr: {}",
+                    ir.iter().map(|p| show(p)).collect::<Vec<_>>().join(" "),
+                    run.executed,
+                    run.stderr.trim()
+                ));
+            }
+        }
+        assert!(
+            failures.is_empty(),
+            "{} of {} lines disagree:\n{}",
+            failures.len(),
+            lines.len(),
+            failures.join("\n")
+        );
+    }
+
+    fn simple_commands(src: &str) -> Vec<SimpleCommand> {
+        let script = parse(src).unwrap_or_else(|e| panic!("{src:?}: {}", e.message));
+        script.all_simple_commands().into_iter().cloned().collect()
+    }
+
+    fn redirects(c: &SimpleCommand) -> Vec<(RedirectOp, String)> {
+        c.redirects
+            .iter()
+            .map(|r| (r.op, r.target.static_value().unwrap_or_default()))
+            .collect()
+    }
+
+    #[test]
+    fn a_word_that_is_only_an_escaped_blank_is_a_word() {
+        assert_eq!(argv("tr \\  '\\n'"), v(&[&["tr", " ", "\\n"]]));
+        assert_eq!(argv("echo a \\  b"), v(&[&["echo", "a", " ", "b"]]));
+        assert_eq!(argv("echo a \\ \\  b"), v(&[&["echo", "a", "  ", "b"]]));
+        assert_eq!(argv("tr -s \\  <f"), v(&[&["tr", "-s", " "]]));
+        assert_eq!(argv("echo a \\ ; ls"), v(&[&["echo", "a", " "], &["ls"]]));
+        // Hostile: the blank word does not swallow or hide its neighbours.
+        assert_eq!(argv("rm \\  -rf /"), v(&[&["rm", " ", "-rf", "/"]]));
+        assert_eq!(argv("echo \\  | rm x"), v(&[&["echo", " "], &["rm", "x"]]));
+    }
+
+    #[test]
+    fn backtick_substitutions_are_separate_words() {
+        assert_eq!(
+            argv("echo `a` `b`"),
+            v(&[&["echo", "<dyn>", "<dyn>"], &["a"], &["b"]])
+        );
+        assert_eq!(
+            argv("echo `a x` `b y` z"),
+            v(&[&["echo", "<dyn>", "<dyn>", "z"], &["a", "x"], &["b", "y"]])
+        );
+        // Hostile: the second substitution is a command of its own, checked as such.
+        assert_eq!(
+            argv("echo `a` `rm -rf /`"),
+            v(&[&["echo", "<dyn>", "<dyn>"], &["a"], &["rm", "-rf", "/"]])
+        );
+        let c = &simple_commands("echo `a` `b`")[0];
+        assert_eq!(c.words.len(), 3);
+        assert!(matches!(c.words[1].parts[..], [WordPart::CommandSubst(_)]));
+    }
+
+    #[test]
+    fn a_bare_dollar_is_a_literal_dollar() {
+        assert_eq!(argv("sed s/a$/b/ f"), v(&[&["sed", "s/a$/b/", "f"]]));
+        assert_eq!(
+            argv("echo a$;echo b"),
+            v(&[&["echo", "a$"], &["echo", "b"]])
+        );
+        assert_eq!(
+            argv("echo $/ $. a$|cat"),
+            v(&[&["echo", "$/", "$.", "a$"], &["cat"]])
+        );
+        assert_eq!(
+            argv("echo `echo a$`"),
+            v(&[&["echo", "<dyn>"], &["echo", "a$"]])
+        );
+        assert_eq!(argv("(echo a$)"), v(&[&["echo", "a$"]]));
+        // Hostile: a `$` before a separator does not join the next command to the word.
+        assert_eq!(
+            argv("echo a$;rm -rf /"),
+            v(&[&["echo", "a$"], &["rm", "-rf", "/"]])
+        );
+        assert_eq!(
+            argv("echo \"$(echo $)\"|rm x"),
+            v(&[&["echo", "<dyn>"], &["rm", "x"], &["echo", "$"]])
+        );
+        // Still expansions: `$x`, `$(...)`, `$'...'` are not bare.
+        assert_eq!(argv("echo $x$'a'"), v(&[&["echo", "<dyn>"]]));
+    }
+
+    #[test]
+    fn unset_of_an_array_element_is_one_word() {
+        // Unquoted, bash globs it (`arr[2]` matches a file `arr2`): one dynamic word.
+        let c = &simple_commands("unset arr[2]")[0];
+        assert_eq!(c.words.len(), 2);
+        assert_eq!(c.words[1].static_value(), None);
+        assert!(c.words[1]
+            .parts
+            .iter()
+            .any(|p| matches!(p, WordPart::Glob(g) if g == "[2]")));
+        assert_eq!(argv("unset 'arr[2]'"), v(&[&["unset", "arr[2]"]]));
+        assert_eq!(
+            argv("unset -v 'a[0]' \"a[1]\""),
+            v(&[&["unset", "-v", "a[0]", "a[1]"]])
+        );
+        // Hostile: a substitution in the subscript runs, and is found.
+        assert_eq!(
+            argv("unset a[$(rm -rf /)]"),
+            v(&[&["unset", "<dyn>"], &["rm", "-rf", "/"]])
+        );
+    }
+
+    #[test]
+    fn an_assignment_only_command_keeps_its_redirections() {
+        for (src, name, value, redirs) in [
+            ("x=1 >f", "x", "1", vec![(RedirectOp::Write, "f")]),
+            ("x=1>f", "x", "1", vec![(RedirectOp::Write, "f")]),
+            (
+                "x=1 2>/dev/null",
+                "x",
+                "1",
+                vec![(RedirectOp::Write, "/dev/null")],
+            ),
+            ("x+=a <f", "x", "a", vec![(RedirectOp::Read, "f")]),
+            (
+                "x=\"a b\" &>f",
+                "x",
+                "a b",
+                vec![(RedirectOp::WriteAll, "f")],
+            ),
+        ] {
+            let cs = simple_commands(src);
+            assert_eq!(cs.len(), 1, "{src}");
+            let c = &cs[0];
+            assert!(c.words.is_empty(), "{src}: {:?}", argv(src));
+            assert_eq!(c.assignments.len(), 1, "{src}");
+            assert_eq!(c.assignments[0].name, name, "{src}");
+            assert_eq!(c.assignments[0].append, src.contains("+="), "{src}");
+            assert_eq!(
+                c.assignments[0]
+                    .value
+                    .as_ref()
+                    .and_then(|w| w.static_value())
+                    .as_deref(),
+                Some(value),
+                "{src}"
+            );
+            let want: Vec<(RedirectOp, String)> = redirs
+                .into_iter()
+                .map(|(o, t)| (o, t.to_string()))
+                .collect();
+            assert_eq!(redirects(c), want, "{src}");
+        }
+        let c = &simple_commands("y=2 x=1 >f; ls")[0];
+        assert_eq!(c.assignments.len(), 2);
+        assert_eq!(argv("y=2 x=1 >f; ls"), v(&[&["ls"]]));
+        // A program after the redirection is still the program.
+        assert_eq!(argv("x=1 >f ls -l"), v(&[&["ls", "-l"]]));
+        assert_eq!(simple_commands("x=1 >f ls -l")[0].assignments.len(), 1);
+        // Not in command position: an argument.
+        assert_eq!(argv("echo x=1 >f"), v(&[&["echo", "x=1"]]));
+        // Hostile: the value's substitution runs and is found; the write is kept.
+        let cs = simple_commands("x=$(rm -rf /) >~/.bashrc");
+        assert_eq!(cs.len(), 2);
+        assert_eq!(cs[0].redirects.len(), 1);
+        assert_eq!(argv("x=$(rm -rf /) >~/.bashrc"), v(&[&["rm", "-rf", "/"]]));
+        // bash assigns y too in `x=1 >f y=2` (no program follows): refused, not a program.
+        assert_eq!(kind("x=1 >f y=2"), ParseErrorKind::Unsupported);
+        assert_eq!(kind("x=1 2>f y=2 >g"), ParseErrorKind::Unsupported);
+    }
+
+    #[test]
+    fn braces_are_arguments() {
+        assert_eq!(argv("echo { }"), v(&[&["echo", "{", "}"]]));
+        assert_eq!(argv("{ echo { }; }"), v(&[&["echo", "{", "}"]]));
+        assert_eq!(argv("echo {} {}"), v(&[&["echo", "{}", "{}"]]));
+        assert_eq!(argv("echo { a }"), v(&[&["echo", "{", "a", "}"]]));
+        assert_eq!(
+            argv("find . -exec grep x {} \\;"),
+            v(&[&["find", ".", "-exec", "grep", "x", "{}", ";"]])
+        );
+        // Hostile: a separator after the braces still ends the command.
+        assert_eq!(
+            argv("echo { };rm -rf /"),
+            v(&[&["echo", "{", "}"], &["rm", "-rf", "/"]])
+        );
+    }
+
+    #[test]
+    fn a_read_substitution_is_a_read_of_its_file() {
+        for src in [
+            "echo \"$(<data.txt)\"",
+            "echo $(< data.txt)",
+            "echo `<data.txt`",
+        ] {
+            let script = parse(src).unwrap();
+            let all = script.all_simple_commands();
+            let reader = all
+                .iter()
+                .find(|c| c.words.is_empty())
+                .unwrap_or_else(|| panic!("{src}: no redirection-only command"));
+            assert_eq!(
+                redirects(reader),
+                vec![(RedirectOp::Read, "data.txt".into())]
+            );
+        }
+        // `<file` and `>file` alone: commands without words, their redirection kept.
+        let c = &simple_commands(">out.txt")[0];
+        assert!(c.words.is_empty());
+        assert_eq!(redirects(c), vec![(RedirectOp::Write, "out.txt".into())]);
+        // Hostile: more after the redirection is checked too.
+        assert_eq!(
+            argv("echo \"$(</etc/passwd; rm -rf /)\""),
+            v(&[&["echo", "<dyn>"], &["rm", "-rf", "/"]])
+        );
+    }
+
+    #[test]
+    fn a_word_glued_to_a_redirection_is_an_argument() {
+        for (src, words, redir) in [
+            (
+                "head -200>f",
+                vec!["head", "-200"],
+                (RedirectOp::Write, "f"),
+            ),
+            (
+                "head -n5>f x",
+                vec!["head", "-n5", "x"],
+                (RedirectOp::Write, "f"),
+            ),
+            ("ls -1>>f", vec!["ls", "-1"], (RedirectOp::Append, "f")),
+            (
+                "cat -2</etc/passwd",
+                vec!["cat", "-2"],
+                (RedirectOp::Read, "/etc/passwd"),
+            ),
+            ("echo 2>f", vec!["echo"], (RedirectOp::Write, "f")),
+        ] {
+            let cs = simple_commands(src);
+            let c = &cs[0];
+            let got: Vec<String> = c.words.iter().filter_map(|w| w.static_value()).collect();
+            assert_eq!(got, words, "{src}");
+            assert_eq!(redirects(c), vec![(redir.0, redir.1.to_string())], "{src}");
+        }
+        // `2>f` after a blank is a descriptor: no argument `2`.
+        assert_eq!(simple_commands("echo 2>f")[0].redirects[0].fd, Some(2));
+        assert_eq!(simple_commands("head -200>f")[0].redirects[0].fd, None);
+    }
+
+    #[test]
+    fn a_reserved_word_right_after_a_closer() {
+        for (src, want) in [
+            (
+                "for i in 1 2; do if true; then echo x; fi done",
+                v(&[&["true"], &["echo", "x"]]),
+            ),
+            ("{ { echo a; } }", v(&[&["echo", "a"]])),
+            ("{ if a; then b; fi }", v(&[&["a"], &["b"]])),
+            ("for i in 1; do (a) done", v(&[&["a"]])),
+            ("while a; do { b; } done", v(&[&["a"], &["b"]])),
+            (
+                "if if a; then b; fi then c; fi",
+                v(&[&["c"], &["a"], &["b"]]),
+            ),
+            ("for i in 1; do case x in x) a;; esac done", v(&[&["a"]])),
+        ] {
+            let mut got = argv(src);
+            let mut want = want;
+            got.sort();
+            want.sort();
+            assert_eq!(got, want, "{src}");
+        }
+        // Not reserved words: arguments, and what follows is still seen.
+        assert_eq!(argv("echo fi done"), v(&[&["echo", "fi", "done"]]));
+        assert_eq!(
+            argv("for i in 1; do echo fi done; rm x; done"),
+            v(&[&["echo", "fi", "done"], &["rm", "x"]])
+        );
+        // After a redirection or an assignment bash recognizes no reserved word: a syntax
+        // error there stays one (nothing runs).
+        for src in [
+            "for i in 1; do >f done",
+            "for i in 1; do x=1 done",
+            "for i in 1; do echo; fi done",
+            "for i in 1; do (echo) fi",
+        ] {
+            assert!(
+                parse(src).is_err(),
+                "{src:?} parsed: {:?}",
+                parse(src).map(|s| argv_of(&s))
+            );
+        }
+    }
+
+    #[test]
+    fn substitutions_glued_to_digits_in_arithmetic() {
+        assert_eq!(argv("echo $((1$(a)+3))"), v(&[&["echo", "<dyn>"], &["a"]]));
+        assert_eq!(
+            argv("echo $((10#$x)) $[1$(b)]"),
+            v(&[&["echo", "<dyn>", "<dyn>"], &["b"]])
+        );
+        assert_eq!(argv("((x=1$(a)))"), v(&[&["a"]]));
+        assert_eq!(
+            argv("for ((i=0; i<1$(a); i++)); do b; done"),
+            v(&[&["b"], &["a"]])
+        );
+        // Hostile: every substitution inside still runs and is found.
+        assert_eq!(
+            argv("echo $((0x$(rm -rf /)+`rm y`))"),
+            v(&[&["echo", "<dyn>"], &["rm", "-rf", "/"], &["rm", "y"]])
+        );
+        match &parse("echo $((10#$x))").unwrap().commands[0] {
+            Command::Simple(c) => match &c.words[1].parts[0] {
+                WordPart::Arithmetic(a) => assert_eq!(a.variables, ["x"]),
+                other => panic!("{other:?}"),
+            },
+            other => panic!("{other:?}"),
+        }
+    }
 }

@@ -40,6 +40,10 @@ struct Unit<'t> {
     sites: BTreeMap<usize, Site>,
     claimed: HashSet<usize>,
     markers: BTreeMap<usize, Marker>,
+    /// Assignments the working copy disguised as program names (word start -> `=`), and
+    /// those lowered.
+    disguised: BTreeMap<usize, usize>,
+    disguised_claimed: HashSet<usize>,
     /// Escaped characters outside every tree node (start -> end), and by end.
     loose: BTreeMap<usize, usize>,
     loose_by_end: BTreeMap<usize, usize>,
@@ -210,6 +214,8 @@ impl<'s> Ctx<'s> {
             ));
         }
         let mut work = working_copy(self.src, start, end, &sc);
+        let separators = std::mem::take(&mut sc.separators);
+        let disguised: BTreeMap<usize, usize> = sc.assignments.iter().copied().collect();
         let sites: BTreeMap<usize, Site> = sc.sites.into_iter().map(|s| (s.pos, s)).collect();
 
         let mut markers: BTreeMap<usize, Marker> = BTreeMap::new();
@@ -269,11 +275,14 @@ impl<'s> Ctx<'s> {
             }
         };
         let loose = self.check_tree(&tree, start, &work)?;
+        check_separators(&tree, start, &separators)?;
 
         let mut unit = Unit {
             base: start,
             sites,
             claimed: HashSet::new(),
+            disguised,
+            disguised_claimed: HashSet::new(),
             markers,
             loose_by_end: loose.iter().map(|&(a, b)| (b, a)).collect(),
             loose: loose.into_iter().collect(),
@@ -310,6 +319,16 @@ impl<'s> Ctx<'s> {
             return Err(unsupported(
                 Span::new(a, b),
                 "text the parser did not account for",
+            ));
+        }
+        if let Some((&pos, &eq)) = unit
+            .disguised
+            .iter()
+            .find(|(p, _)| !unit.disguised_claimed.contains(p) && !inside(**p))
+        {
+            return Err(unsupported(
+                Span::new(pos, eq + 1),
+                "an assignment the parser did not read as one",
             ));
         }
         if let Some((&pos, _)) = unit.markers.iter().find(|(&p, _)| !inside(p)) {
@@ -714,7 +733,14 @@ impl<'s> Ctx<'s> {
                 }
             }
         }
-        let body = body.ok_or_else(|| unsupported(span, "a redirection without a command"))?;
+        let Some(body) = body else {
+            // Only redirections (`<file`, `>file`, `$(<file)`): bash opens each file (so
+            // `>f` truncates f) and runs nothing; `$(<file)` expands to the file's text. A
+            // simple command without words, so that each redirection is checked.
+            let mut c = simple(span, vec![], extra, redirects);
+            cover_parts(&mut c);
+            return Ok(vec![Command::Simple(c)]);
+        };
         let mut cmds = self.statement(u, body)?;
         let last = cmds
             .last_mut()
@@ -730,6 +756,7 @@ impl<'s> Ctx<'s> {
                 s.redirects.extend(redirects);
                 s.words.extend(extra);
                 s.span = s.span.join(span);
+                self.check_assignment_prefix(u, s)?;
             }
             Command::Compound(c) => {
                 c.redirects.extend(redirects);
@@ -1300,8 +1327,15 @@ impl<'s> Ctx<'s> {
         // a blank: tree-sitter splits `X=''\e\c\h\o rm` into `X=''` and a program
         // `echo`, where bash assigns `echo` and runs `rm`.
         let mut needs_blank_after: Option<usize> = None;
+        // Where the previous child ended: escaped characters tree-sitter left out between
+        // two children are words of their own (`tr \  x`).
+        let mut prev_end = span.start;
         for (field, child) in children_of(node) {
             let cs = self.span(u, child);
+            if cs.start > prev_end {
+                pending.extend(self.loose_words(u, prev_end, cs.start));
+            }
+            prev_end = prev_end.max(cs.end);
             match (field, child.kind()) {
                 (_, "variable_assignment") if cmd.words.is_empty() && pending.is_empty() => {
                     if let Some(end) = needs_blank_after {
@@ -1311,7 +1345,7 @@ impl<'s> Ctx<'s> {
                     needs_blank_after = Some(cs.end);
                 }
                 (Some("redirect"), "file_redirect") => {
-                    self.flush_words(u, &mut pending, &mut cmd.words)?;
+                    self.flush_words(u, &mut pending, &mut cmd)?;
                     let (r, extra) = self.redirect(u, child)?;
                     needs_blank_after = Some(extra.last().map_or(r.span.end, |w| w.span.end));
                     cmd.redirects.push(r);
@@ -1327,7 +1361,7 @@ impl<'s> Ctx<'s> {
                     }
                     // tree-sitter reads the `0` of `0<file` as an argument.
                     if field == Some("argument") && is_fd_of_site(u, s) {
-                        self.flush_words(u, &mut pending, &mut cmd.words)?;
+                        self.flush_words(u, &mut pending, &mut cmd)?;
                         continue;
                     }
                     if let Some(end) = needs_blank_after.take() {
@@ -1343,33 +1377,142 @@ impl<'s> Ctx<'s> {
                 }
             }
         }
-        self.flush_words(u, &mut pending, &mut cmd.words)?;
+        // Escaped characters right after the command's last node still belong to it.
+        let tail = self.trailing_loose(u, prev_end);
+        if tail > prev_end {
+            pending.extend(self.loose_words(u, prev_end, tail));
+        }
+        self.flush_words(u, &mut pending, &mut cmd)?;
+        self.check_assignment_prefix(u, &cmd)?;
         Ok(cmd)
+    }
+
+    /// After an assignment read back from its disguise (`x=1 >f`), a first word that is
+    /// itself an assignment is one to bash too (`x=1 >f y=2` runs nothing and assigns y),
+    /// not a program: refused.
+    fn check_assignment_prefix(&self, u: &Unit<'_>, cmd: &SimpleCommand) -> Result<(), ParseError> {
+        let disguised = cmd
+            .assignments
+            .iter()
+            .any(|a| u.disguised.contains_key(&a.span.start));
+        match cmd.words.first() {
+            Some(w)
+                if disguised
+                    && self
+                        .scanner(w.span.end)
+                        .assignment_eq(w.span.start)
+                        .is_some() =>
+            {
+                Err(unsupported(
+                    w.span,
+                    "an assignment after a redirection is not supported; put assignments before redirections",
+                ))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Unclaimed escaped characters tree-sitter left out in `a..b`, as word spans (touching
+    /// ones are joined later by [`join_word_spans`]).
+    fn loose_words(&self, u: &mut Unit<'_>, a: usize, b: usize) -> Vec<Span> {
+        let found: Vec<Span> = u
+            .loose
+            .range(a..b)
+            .filter(|(s, &e)| e <= b && !u.loose_claimed.contains(*s))
+            .map(|(&s, &e)| Span::new(s, e))
+            .collect();
+        for s in &found {
+            u.loose_claimed.insert(s.start);
+        }
+        found
+    }
+
+    /// From `from`: the end of the run of blanks and unclaimed escaped characters that
+    /// follows (where the last escaped character ends), or `from` when there is none.
+    fn trailing_loose(&self, u: &Unit<'_>, from: usize) -> usize {
+        let mut i = from;
+        let mut end = from;
+        loop {
+            match self.src_byte(i) {
+                Some(b' ' | b'\t') => i += 1,
+                Some(b'\\') => match u.loose.get(&i) {
+                    Some(&e) if !u.loose_claimed.contains(&i) => {
+                        i = e;
+                        end = e;
+                    }
+                    _ => return end,
+                },
+                _ => return end,
+            }
+        }
+    }
+
+    fn src_byte(&self, i: usize) -> Option<u8> {
+        self.src.as_bytes().get(i).copied()
     }
 
     /// Lowers consecutive word nodes of a command. tree-sitter sometimes splits one bash
     /// word (`$"x"`, `'a'\b`, `"a"\ b`) into several nodes and drops escaped characters
-    /// between them; nodes with nothing but such escapes between them are one word.
+    /// between them; nodes with nothing but such escapes between them are one word. It
+    /// also joins words bash splits (`` `a` `b` ``, `{ }`): a node is split at its unquoted
+    /// blanks. A word the scanner disguised as a program name (see
+    /// [`Scanner::assignments`]) is an assignment.
     fn flush_words(
         &mut self,
         u: &mut Unit<'_>,
         pending: &mut Vec<Span>,
-        out: &mut Vec<Word>,
+        cmd: &mut SimpleCommand,
     ) -> Result<(), ParseError> {
+        pending.sort_by_key(|s| s.start);
         let spans = join_word_spans(u, pending);
         pending.clear();
-        let mut prev_end = out.last().map(|w| w.span.end);
-        for s in spans {
-            let w = self.word(s.start, s.end, ARG)?;
-            if let Some(end) = prev_end {
-                if end <= s.start {
-                    self.check_gap(end, s.start)?;
+        let mut prev_end = cmd.words.last().map(|w| w.span.end);
+        for joined in spans {
+            for s in self.split_blanks(joined.start, joined.end)? {
+                if let Some(end) = prev_end {
+                    if end <= s.start {
+                        self.check_gap(end, s.start)?;
+                    }
                 }
+                prev_end = Some(s.end);
+                if let Some(&eq) = u.disguised.get(&s.start) {
+                    if !cmd.words.is_empty() {
+                        return Err(unsupported(
+                            s,
+                            "an assignment the parser read as an argument",
+                        ));
+                    }
+                    u.disguised_claimed.insert(s.start);
+                    cmd.assignments.push(self.disguised_assignment(s, eq)?);
+                    continue;
+                }
+                cmd.words.push(self.word(s.start, s.end, ARG)?);
             }
-            prev_end = Some(s.end);
-            out.push(w);
         }
         Ok(())
+    }
+
+    /// `NAME=value` or `NAME+=value` in `s` with its `=` at `eq`, read from the input.
+    fn disguised_assignment(&mut self, s: Span, eq: usize) -> Result<Assignment, ParseError> {
+        let append = eq > s.start && self.src_byte(eq - 1) == Some(b'+');
+        let name_end = if append { eq - 1 } else { eq };
+        let name = self.text(s.start, name_end)?.to_string();
+        if !is_name(&name) {
+            return Err(ParseError {
+                kind: ParseErrorKind::DynamicName,
+                span: Span::new(s.start, name_end),
+                message: "an assigned variable name must be a plain name".into(),
+            });
+        }
+        Ok(Assignment {
+            name,
+            name_span: Span::new(s.start, name_end),
+            span: s,
+            subscript: None,
+            value: Some(self.word(eq + 1, s.end, ASSIGN)?),
+            array: vec![],
+            append,
+        })
     }
 
     fn declaration(
@@ -1378,9 +1521,20 @@ impl<'s> Ctx<'s> {
         node: Node<'_>,
     ) -> Result<SimpleCommand, ParseError> {
         let span = self.span(u, node);
-        let mut words = Vec::new();
+        let mut words: Vec<Word> = Vec::new();
+        // Whether the last word is a plain argument (not an assignment).
+        let mut last_plain = false;
         for (i, (_, child)) in children_of(node).into_iter().enumerate() {
             let s = self.span(u, child);
+            let plain = child.kind() != "variable_assignment";
+            // tree-sitter splits `unset arr[2]` into `arr` and `[2]`: one word to bash.
+            if i > 1 && plain && last_plain && words.last().is_some_and(|w| w.span.end == s.start) {
+                if let Some(last) = words.pop() {
+                    words.push(self.word(last.span.start, s.end, ARG)?);
+                }
+                continue;
+            }
+            last_plain = plain;
             if i == 0 {
                 if child.is_named() {
                     return Err(unsupported(s, "a declaration without its builtin name"));
@@ -1548,9 +1702,17 @@ impl<'s> Ctx<'s> {
         let mut leading_word = None;
         match (descriptor, site.fd) {
             (None, None) => {}
-            // tree-sitter takes the 2 of `echo 2&>f` as a descriptor; bash passes it to echo.
+            // tree-sitter takes the 2 of `echo 2&>f` and the -200 of `head -200>f` as a
+            // descriptor; bash passes the word to the command (`&>` takes no descriptor, and
+            // digits after a `-` do not start a word). Only a whole word: `a-2>f` has `a-2`.
             (Some(d), None)
-                if d.end == site.pos && self.src.as_bytes().get(site.pos) == Some(&b'&') =>
+                if d.end == site.pos
+                    && (d.start == 0
+                        || self
+                            .src
+                            .as_bytes()
+                            .get(d.start - 1)
+                            .is_some_and(|&b| super::guards::is_meta(b))) =>
             {
                 leading_word = Some(self.word(d.start, d.end, ARG)?);
             }
@@ -1622,6 +1784,34 @@ impl<'s> Ctx<'s> {
             extra,
         ))
     }
+}
+
+/// Each `;` the working copy has after a closing reserved word (`fi done`, see
+/// [`Scanner::separators`]) must be a `;` token of the tree right after that reserved word's
+/// token: anything else means the two readings of the text disagree.
+fn check_separators(
+    tree: &Tree,
+    base: usize,
+    separators: &[(usize, usize, usize)],
+) -> Result<(), ParseError> {
+    let root = tree.root_node();
+    for &(a, b, semi) in separators {
+        let (ra, rb, rs) = (a - base, b - base, semi - base);
+        let closer = root.descendant_for_byte_range(ra, rb);
+        let token = root.descendant_for_byte_range(rs, rs + 1);
+        let closer_ok = closer.is_some_and(|n| {
+            !n.is_named() && n.start_byte() == ra && n.end_byte() == rb && n.child_count() == 0
+        });
+        let token_ok = token
+            .is_some_and(|n| n.kind() == ";" && n.start_byte() == rs && n.end_byte() == rs + 1);
+        if !(closer_ok && token_ok) {
+            return Err(unsupported(
+                Span::new(a, b),
+                "a reserved word right after the end of a compound command that the parser read differently",
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Text between tree leaves must be blanks or line continuations.

@@ -77,8 +77,25 @@ struct NormalState {
     /// Whether the next word is in command position (where `case` is a reserved word).
     cmd_pos: bool,
     parens: usize,
+    /// For each open `(`: whether it opened a subshell (a word start in command position).
+    subshells: Vec<bool>,
     cases: usize,
+    /// Whether the next word may be an assignment: in command position, or after an
+    /// assignment (where a reserved word is not recognized: `x=1 fi` runs `fi`).
+    assign_ok: bool,
+    /// The offsets of the word and the `=` of the assignment word being scanned.
+    assign: Option<(usize, usize)>,
+    /// The assignments before it in the same prefix.
+    prefix: Vec<(usize, usize)>,
 }
+
+/// Reserved words that end a compound command.
+const CLOSERS: &[&[u8]] = &[b"fi", b"done", b"esac", b"}"];
+
+/// Reserved words bash recognizes right after a closer without a separator.
+const AFTER_CLOSER: &[&[u8]] = &[
+    b"fi", b"done", b"esac", b"}", b"then", b"do", b"else", b"elif",
+];
 
 /// Reserved words after which the next word is again in command position.
 const LEADING_RESERVED: &[&[u8]] = &[
@@ -96,6 +113,20 @@ pub(crate) struct Scanner<'a> {
     /// Single bytes to replace in the working copy (`;&` and `;;&` become `;;`, which
     /// tree-sitter-bash can parse; which case bodies run does not change what is checked).
     pub rewrites: Vec<(usize, u8)>,
+    /// Arithmetic text (`$((...))`, `((...))`, `$[...]`) that the working copy replaces by
+    /// `0` and blanks: the lowering reads arithmetic from the input with its own lexer, and
+    /// tree-sitter-bash rejects valid arithmetic such as `1$(echo 2)` or `10#$x`.
+    pub fills: Vec<(usize, usize)>,
+    /// `;` written into the working copy between a closing reserved word (`fi`, `done`,
+    /// `esac`, `}`, a subshell's `)`) and a reserved word right after it (`fi done`), which
+    /// bash accepts and tree-sitter-bash does not: (closer start, closer end, offset of the
+    /// `;`). The lowering checks that the tree has the closer as a token there.
+    pub separators: Vec<(usize, usize, usize)>,
+    /// Assignments in command position followed by a redirection (`x=1 >f`): the offset of
+    /// the word and of its `=`. tree-sitter-bash cannot parse an assignment-only command with
+    /// a redirection, so the working copy has the `=` replaced (the word becomes a program
+    /// name to it) and the lowering reads the word back as an assignment.
+    pub assignments: Vec<(usize, usize)>,
     pending: Vec<usize>,
     /// Bounds the recursion of nested contexts.
     depth: usize,
@@ -132,6 +163,9 @@ impl<'a> Scanner<'a> {
             sites: Vec::new(),
             blanks: Vec::new(),
             rewrites: Vec::new(),
+            fills: Vec::new(),
+            separators: Vec::new(),
+            assignments: Vec::new(),
             pending: Vec::new(),
             depth: 0,
             max_depth,
@@ -202,6 +236,10 @@ impl<'a> Scanner<'a> {
         while let Some(b) = self.at(i) {
             match b {
                 b'`' => return Ok(i),
+                b'$' => {
+                    let next = self.at(i + 1).filter(|&c| c != b'`');
+                    self.bare_dollar(i, next, false);
+                }
                 b'\\' => {
                     match self.at(i + 1) {
                         // bash removes a backslash-newline from a backquoted body before it
@@ -320,6 +358,7 @@ impl<'a> Scanner<'a> {
             Some(b'(') => {
                 if self.at(i + 2) == Some(b'(') {
                     if let Some(end) = self.arith_dollar_end(i)? {
+                        self.fill_arith(i + 3, end - 1);
                         return Ok(end);
                     }
                 }
@@ -338,6 +377,7 @@ impl<'a> Scanner<'a> {
                 let mut j = i + 2;
                 while let Some(b) = self.at(j) {
                     if b == b']' {
+                        self.fill_arith(i + 2, j);
                         return Ok(j);
                     }
                     j += 1;
@@ -356,8 +396,49 @@ impl<'a> Scanner<'a> {
                 self.depth = self.depth.saturating_sub(1);
                 r
             }
-            _ => Ok(i),
+            next => {
+                self.bare_dollar(i, next, in_dq);
+                Ok(i)
+            }
         }
+    }
+
+    /// A `$` at `i` that starts no expansion is a literal `$` to bash; tree-sitter-bash
+    /// refuses it before `/`, `.`, `;`, `|`, `)` or a closing backtick (`sed s/a$/b/`). The
+    /// working copy has a word character there instead (words are read from the input).
+    fn bare_dollar(&mut self, i: usize, next: Option<u8>, in_dq: bool) {
+        let expands = next.is_some_and(|c| {
+            c == b'_'
+                || c.is_ascii_alphanumeric()
+                || matches!(
+                    c,
+                    b'(' | b'{' | b'[' | b'@' | b'*' | b'#' | b'?' | b'$' | b'!' | b'-'
+                )
+                || (!in_dq && matches!(c, b'\'' | b'"'))
+        });
+        if !expands {
+            self.rewrites.push((i, b'a'));
+        }
+    }
+
+    /// Records arithmetic text `a..b` to be filled in the working copy (see [`Self::fills`]).
+    /// Segments between top-level `;` (of `for ((;;))`) are filled one by one, so the
+    /// separators stay.
+    fn fill_arith(&mut self, a: usize, b: usize) {
+        let mut depth = 0usize;
+        let mut seg = a;
+        for k in a..b {
+            match self.at(k) {
+                Some(b'(') => depth += 1,
+                Some(b')') => depth = depth.saturating_sub(1),
+                Some(b';') if depth == 0 => {
+                    self.fills.push((seg, k));
+                    seg = k + 1;
+                }
+                _ => {}
+            }
+        }
+        self.fills.push((seg, b));
     }
 
     /// For `$((` at `i`: `Some(offset of the final ')')` when it is an arithmetic expansion
@@ -443,10 +524,15 @@ impl<'a> Scanner<'a> {
             word_start: true,
             cmd_pos: true,
             parens: 0,
+            subshells: Vec::new(),
             cases: 0,
+            assign_ok: true,
+            assign: None,
+            prefix: Vec::new(),
         };
         while let Some(b) = self.at(st.i) {
             let i = st.i;
+            self.track_assignment(b, &mut st);
             let recursed = match b {
                 b'"' => Some(self.scan_dq(i + 1)?),
                 b'`' => Some(self.backtick_end(i, false)?),
@@ -476,6 +562,109 @@ impl<'a> Scanner<'a> {
         self.normal_end(start, term)
     }
 
+    /// Follows the assignment prefix of a simple command: at the start of a word where an
+    /// assignment may be, notes one; at its end, records it when a redirection follows (see
+    /// [`Self::assignments`]). Also keeps `cmd_pos` false after any word that is not a
+    /// reserved word, so that a closer (`fi`) is recognized only where bash does.
+    fn track_assignment(&mut self, b: u8, st: &mut NormalState) {
+        let i = st.i;
+        if let Some(cur) = st.assign {
+            if guards::is_meta(b) {
+                st.assign = None;
+                st.assign_ok = is_blank(b);
+                st.prefix.push(cur);
+                let mut k = i;
+                while self.at(k).is_some_and(is_blank) {
+                    k += 1;
+                }
+                if self.redirect_at(k) {
+                    // Every assignment of the prefix (tree-sitter misreads `y=2 x:1`):
+                    // `x=1` becomes `x:1` (`x+:1` would not be read as one word).
+                    for (ws, eq) in std::mem::take(&mut st.prefix) {
+                        self.assignments.push((ws, eq));
+                        self.rewrites.push((eq, b':'));
+                        if eq > ws && self.at(eq - 1) == Some(b'+') {
+                            self.rewrites.push((eq - 1, b':'));
+                        }
+                    }
+                }
+                if !st.assign_ok {
+                    st.prefix.clear();
+                }
+            }
+            return;
+        }
+        if !st.word_start || guards::is_meta(b) {
+            return;
+        }
+        if st.cmd_pos || st.assign_ok {
+            if let Some(eq) = self.assignment_eq(i) {
+                st.assign = Some((i, eq));
+                st.cmd_pos = false;
+                return;
+            }
+        }
+        st.assign_ok = false;
+        st.prefix.clear();
+        if !(b.is_ascii_alphabetic() || matches!(b, b'!' | b'{' | b'}')) {
+            st.cmd_pos = false;
+        }
+    }
+
+    /// For a word at `i`: the offset of its `=` when it is `NAME=...` or `NAME+=...` (not an
+    /// array value `NAME=(...)`).
+    pub(crate) fn assignment_eq(&self, i: usize) -> Option<usize> {
+        let first = self.at(i)?;
+        if !(first == b'_' || first.is_ascii_alphabetic()) {
+            return None;
+        }
+        let mut j = i + 1;
+        while self
+            .at(j)
+            .is_some_and(|c| c == b'_' || c.is_ascii_alphanumeric())
+        {
+            j += 1;
+        }
+        if self.at(j) == Some(b'+') {
+            j += 1;
+        }
+        (self.at(j) == Some(b'=') && self.at(j + 1) != Some(b'(')).then_some(j)
+    }
+
+    /// Whether a redirection operator (with its descriptor digits) starts at `k`.
+    fn redirect_at(&self, k: usize) -> bool {
+        let mut j = k;
+        while self.at(j).is_some_and(|c| c.is_ascii_digit()) {
+            j += 1;
+        }
+        match self.at(j) {
+            Some(b'<' | b'>') => self.at(j + 1) != Some(b'('),
+            Some(b'&') => j == k && self.at(j + 1) == Some(b'>'),
+            _ => false,
+        }
+    }
+
+    /// After a closing reserved word `src[start..end]`: when blanks and then a reserved word
+    /// bash accepts there follow (`fi done`), the first blank becomes `;` in the working copy.
+    fn closer_follow(&mut self, start: usize, end: usize) {
+        let mut k = end;
+        while self.at(k).is_some_and(is_blank) {
+            k += 1;
+        }
+        if k == end {
+            return;
+        }
+        let mut e = k;
+        while !ends_word(self.at(e)) {
+            e += 1;
+        }
+        let tok = self.s.get(k..e).unwrap_or_default();
+        if AFTER_CLOSER.contains(&tok) {
+            self.rewrites.push((end, b';'));
+            self.separators.push((start, end, end));
+        }
+    }
+
     /// One byte of command context that does not open a nested context; `Some` when the
     /// scan ends at this byte.
     #[inline(never)]
@@ -503,6 +692,7 @@ impl<'a> Scanner<'a> {
             b'\n' if !self.pending.is_empty() => {
                 st.i = self.read_heredocs(i + 1)?;
                 st.word_start = true;
+                st.cmd_pos = true;
                 return Ok(None);
             }
             b'(' => {
@@ -512,12 +702,14 @@ impl<'a> Scanner<'a> {
                     let inner = self.arith_paren_end(i + 1);
                     if let (Ok(o), Ok(n)) = (outer, inner) {
                         if n + 1 == o {
+                            self.fill_arith(i + 2, n);
                             st.i = o + 1;
                             st.word_start = false;
                             return Ok(None);
                         }
                     }
                 }
+                st.subshells.push(st.word_start && st.cmd_pos);
                 st.parens += 1;
                 st.cmd_pos = true;
             }
@@ -525,6 +717,9 @@ impl<'a> Scanner<'a> {
                 if st.parens > 0 {
                     st.parens -= 1;
                     st.cmd_pos = false;
+                    if st.subshells.pop() == Some(true) {
+                        self.closer_follow(i, i + 1);
+                    }
                 } else if term == Term::Paren && st.cases == 0 {
                     return Ok(Some(i));
                 } else {
@@ -552,6 +747,9 @@ impl<'a> Scanner<'a> {
                 }
                 if ends_word(self.at(j)) {
                     let tok = self.s.get(i..j).unwrap_or_default();
+                    if st.cmd_pos && CLOSERS.contains(&tok) {
+                        self.closer_follow(i, j);
+                    }
                     if st.cmd_pos && tok == b"case" {
                         st.cases += 1;
                     } else if tok == b"esac" && st.cases > 0 {
@@ -564,13 +762,21 @@ impl<'a> Scanner<'a> {
                 }
                 st.cmd_pos = false;
             }
+            // After a redirection bash recognizes no reserved word and no assignment
+            // (`>f done` runs `done`).
             b'<' | b'>' => {
                 i = self.redirect(i)?;
                 next_word_start = true;
+                st.cmd_pos = false;
+                st.assign_ok = false;
+                st.prefix.clear();
             }
             b'&' if self.at(i + 1) == Some(b'>') => {
                 i = self.redirect(i)?;
                 next_word_start = true;
+                st.cmd_pos = false;
+                st.assign_ok = false;
+                st.prefix.clear();
             }
             b';' if self.at(i + 1) == Some(b';') && self.at(i + 2) == Some(b'&') => {
                 self.rewrites.push((i + 2, b' '));
@@ -925,6 +1131,17 @@ pub(crate) fn working_copy(src: &str, start: usize, end: usize, sc: &Scanner<'_>
                 if *byte != b'\n' {
                     *byte = b' ';
                 }
+            }
+        }
+    }
+    for &(a, b) in &sc.fills {
+        let text = src.as_bytes().get(a..b).unwrap_or_default();
+        if text.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        for p in a..b {
+            if let Some(byte) = p.checked_sub(start).and_then(|p| w.get_mut(p)) {
+                *byte = if p == a { b'0' } else { b' ' };
             }
         }
     }

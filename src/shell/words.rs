@@ -172,6 +172,51 @@ impl Ctx<'_> {
         })
     }
 
+    /// `src[a..b]` split at its unquoted blanks: the words bash makes of text tree-sitter
+    /// read as one word (`` `a` `b` `` as one backtick substitution, `{ }` as one word).
+    /// Quotes, escapes and every expansion are skipped whole.
+    pub(crate) fn split_blanks(&mut self, a: usize, b: usize) -> Result<Vec<Span>, ParseError> {
+        let mut out = Vec::new();
+        let mut start = a;
+        let mut i = a;
+        while i < b {
+            let Some(c) = self.byte(i) else { break };
+            let next = self.byte(i + 1).filter(|_| i + 1 < b);
+            let last = match c {
+                b' ' | b'\t' => {
+                    if start < i {
+                        out.push(Span::new(start, i));
+                    }
+                    start = i + 1;
+                    i
+                }
+                b'\\' => i + 1,
+                b'\'' => self.scanner(b).single_quote_end(i)?,
+                b'"' => self.scanner(b).dq_end(i)?,
+                b'`' => self.scanner(b).backtick_end(i, false)?,
+                b'<' | b'>' if next == Some(b'(') => self.scanner(b).paren_end(i + 1)?,
+                b'*' | b'?' | b'+' | b'@' | b'!' if next == Some(b'(') => {
+                    self.scanner(b).arith_paren_end(i + 1)?
+                }
+                b'$' => match next {
+                    Some(b'\'') => self.scanner(b).ansi_c_end(i + 1)?,
+                    Some(b'"') => self.scanner(b).dq_end(i + 1)?,
+                    Some(b'[') => (i + 2..b)
+                        .find(|&j| self.byte(j) == Some(b']'))
+                        .unwrap_or(i),
+                    Some(b'(' | b'{') => self.skip_dollar(i, b)?,
+                    _ => i,
+                },
+                _ => i,
+            };
+            i = last + 1;
+        }
+        if start < b {
+            out.push(Span::new(start, b));
+        }
+        Ok(out)
+    }
+
     /// `name[sub]=value` as one word, its subscript lexed as a subscript.
     pub(crate) fn word_with_subscript(
         &mut self,
