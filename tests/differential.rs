@@ -830,7 +830,7 @@ prop_compose! {
         let q = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
         let mut text = format!("v={}; w={}; ", q(v), q(w));
         if set_a {
-            text.push_str(&format!("a=({} x); set -- {} y; ", q(v), q(w)));
+            text.push_str(&format!("a=({} {}); ", q(v), q(w)));
         }
         let mut cmd = prog.to_string();
         for pieces in &words {
