@@ -1090,6 +1090,8 @@ fn knowable_values_are_resolved() {
             ("[ -v \"$x\" ]", "option-denied"),
             ("[ -v 'a[$(id)]' ]", "option-denied"),
             ("printf \"$fmt\"", "dynamic-argument"),
+            // `$x` may be no word at all: then `-v` is printf's option again.
+            ("printf $x -v name fmt", "*"),
             ("test -f /etc/shadow", "path-read-outside"),
         ],
     );

@@ -104,7 +104,10 @@ impl Eval<'_> {
             let w = &args[i];
             i += 1;
             // Programs that stop reading options at their first operand (`printf FORMAT`).
-            let options_over = after_dd || (rule.options_before_operands && !p.operands.is_empty());
+            // Only an operand that is surely a word counts: `$x` may expand to none, and then
+            // the next word is the first again.
+            let options_over =
+                after_dd || (rule.options_before_operands && p.operands.len() > p.many.len());
             let s = match w.fields(&known) {
                 Fields::Static(s) => s,
                 // A declaration builtin does not split or glob an argument written as an
