@@ -1213,3 +1213,28 @@ fn parse_gaps_are_decided_by_the_policy() {
         ],
     );
 }
+
+#[test]
+fn globs_are_harmless_for_programs_whose_options_cannot_do_harm() {
+    // grep, cat, head, ls: no option written as one file name runs, writes or reads outside.
+    assert_allowed(
+        read_only(),
+        &[
+            "grep -n foo *.rs",
+            "cat *.md",
+            "head -n 3 *.txt",
+            "ls -la *.rs",
+        ],
+    );
+    // A match that is exactly `--` or a value-taking option (`-e`) would still shift the
+    // words after it; and sort, wc have harmful options (--compress-program, --files0-from).
+    assert_denied(
+        read_only(),
+        &[
+            ("grep foo *", "dynamic-argument"),
+            ("grep foo ?? /etc/passwd", "*"),
+            ("sort *.txt", "dynamic-argument"),
+            ("wc -l *.rs", "dynamic-argument"),
+        ],
+    );
+}

@@ -730,9 +730,12 @@ impl Eval<'_> {
             return;
         }
         // File names matched by a glob are whole names without `/`: where every option is
-        // allowed, only a match that is `--` or a value-taking option changes anything.
+        // allowed, or no option of the program can do harm with such a value, only a match
+        // that is `--` or exactly a value-taking option changes anything.
+        // Only a match that is `--` or exactly a value-taking option shifts the later words.
         if let Fields::Many { split: false, .. } = fields {
-            if !options_restricted(rule) && !glob_may_shift(rule, w) {
+            let harmless = rule.harmless_options || !options_restricted(rule);
+            if harmless && !glob_may_shift(rule, w) {
                 return;
             }
         }

@@ -265,6 +265,8 @@ pub struct ProgramRule {
     pub single_dash_long: bool,
     /// Options are read only before the first operand (`printf FORMAT ARGS`).
     pub options_before_operands: bool,
+    /// No option reachable from a file name is harmful (see the raw key).
+    pub harmless_options: bool,
     /// Options that take a value (`-o FILE`, `-oFILE`, `--output FILE`, `--output=FILE`).
     pub options_with_value: BTreeSet<String>,
     /// Options whose value is optional and only ever glued (`sed -i.bak`, `--in-place=.bak`).

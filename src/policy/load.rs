@@ -846,6 +846,7 @@ impl Loader {
             rule: file.rule(path.clone(), span),
             single_dash_long: raw.single_dash_long,
             options_before_operands: raw.options_before_operands,
+            harmless_options: raw.harmless_options,
             options_with_value,
             options_with_optional_value: self.options(file, &raw.options_with_optional_value),
             option_kinds,

@@ -200,6 +200,11 @@ pub struct RawProgram {
     /// `getopt` without permutation): later words are operands even when they begin with `-`.
     #[serde(default)]
     pub options_before_operands: bool,
+    /// No option of the program, written as one file name (no `/`), runs a program, writes a
+    /// file, or reads outside the working directory (GNU `cat`, `head`, `grep`): a glob's
+    /// matches that look like options are then harmless. Program knowledge: say which version.
+    #[serde(default)]
+    pub harmless_options: bool,
     /// Options that take a value (`-o FILE`, `-oFILE`, `--out=FILE`).
     #[serde(default)]
     #[schemars(with = "Vec<String>")]
