@@ -1831,9 +1831,30 @@ mod parse_gaps {
         assert_eq!(cs.len(), 2);
         assert_eq!(cs[0].redirects.len(), 1);
         assert_eq!(argv("x=$(rm -rf /) >~/.bashrc"), v(&[&["rm", "-rf", "/"]]));
-        // bash assigns y too in `x=1 >f y=2` (no program follows): refused, not a program.
-        assert_eq!(kind("x=1 >f y=2"), ParseErrorKind::Unsupported);
-        assert_eq!(kind("x=1 2>f y=2 >g"), ParseErrorKind::Unsupported);
+        // Assignments after a redirection of the prefix are assignments too (bash assigns y
+        // in `x=1 >f y=2` and runs no program), never a program named `y=2`.
+        for (src, names, program) in [
+            ("x=1 >f y=2", vec!["x", "y"], None),
+            ("x=1 2>f y=2 >g", vec!["x", "y"], None),
+            (">f x=1", vec!["x"], None),
+            ("2>/dev/null x=1 && ls", vec!["x"], None),
+            (">f x=1 ls -l", vec!["x"], Some("ls")),
+            ("x=1 >f y=2 ls", vec!["x", "y"], Some("ls")),
+        ] {
+            let c = &simple_commands(src)[0];
+            let got: Vec<&str> = c.assignments.iter().map(|a| a.name.as_str()).collect();
+            assert_eq!(got, names, "{src}");
+            assert_eq!(
+                c.words.first().and_then(|w| w.static_value()).as_deref(),
+                program,
+                "{src}"
+            );
+            assert!(!c.redirects.is_empty(), "{src}");
+        }
+        // After a program, `y=2` is an argument; bash refuses an array after a redirection.
+        assert_eq!(argv("x=1 <f ls y=2"), v(&[&["ls", "y=2"]]));
+        assert_eq!(argv("echo 2>f x=1"), v(&[&["echo", "x=1"]]));
+        assert!(parse("x=1 >f y=(a b)").is_err());
     }
 
     #[test]
