@@ -1985,6 +1985,36 @@ mod parse_gaps {
         }
     }
 
+    /// A backquoted body is parsed on its own, so every gap reads the same inside one.
+    #[test]
+    fn gaps_inside_backquotes_read_the_same() {
+        for (src, want) in [
+            (
+                "echo `for i in 1; do if a; then b; fi done`",
+                v(&[&["echo", "<dyn>"], &["a"], &["b"]]),
+            ),
+            (
+                "echo `a $((1$(b)))`",
+                v(&[&["echo", "<dyn>"], &["a", "<dyn>"], &["b"]]),
+            ),
+            (
+                "echo `a { }` `b \\  c`",
+                v(&[
+                    &["echo", "<dyn>", "<dyn>"],
+                    &["a", "{", "}"],
+                    &["b", " ", "c"],
+                ]),
+            ),
+            ("echo `a # x`; b", v(&[&["echo", "<dyn>"], &["b"], &["a"]])),
+            ("echo \"`a $`\"", v(&[&["echo", "<dyn>"], &["a", "$"]])),
+        ] {
+            assert_eq!(argv(src), want, "{src}");
+        }
+        let cs = simple_commands("echo `x=1 >f`");
+        assert_eq!(cs[1].assignments.len(), 1);
+        assert_eq!(redirects(&cs[1]), vec![(RedirectOp::Write, "f".into())]);
+    }
+
     #[test]
     fn substitutions_glued_to_digits_in_arithmetic() {
         assert_eq!(argv("echo $((1$(a)+3))"), v(&[&["echo", "<dyn>"], &["a"]]));

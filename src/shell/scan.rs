@@ -129,9 +129,10 @@ pub(crate) struct Scanner<'a> {
     /// Single bytes to replace in the working copy (`;&` and `;;&` become `;;`, which
     /// tree-sitter-bash can parse; which case bodies run does not change what is checked).
     pub rewrites: Vec<(usize, u8)>,
-    /// Arithmetic text (`$((...))`, `((...))`, `$[...]`) that the working copy replaces by
-    /// `0` and blanks: the lowering reads arithmetic from the input with its own lexer, and
-    /// tree-sitter-bash rejects valid arithmetic such as `1$(echo 2)` or `10#$x`.
+    /// Text that the working copy replaces by `0` and blanks: arithmetic (`$((...))`,
+    /// `((...))`, `$[...]`), which the lowering reads from the input with its own lexer and
+    /// tree-sitter-bash rejects when valid (`1$(echo 2)`, `10#$x`), and backquoted bodies,
+    /// which the lowering parses on their own.
     pub fills: Vec<(usize, usize)>,
     /// `;` written into the working copy between a closing reserved word (`fi`, `done`,
     /// `esac`, `}`, a subshell's `)`) and a reserved word right after it (`fi done`), which
@@ -251,10 +252,11 @@ impl<'a> Scanner<'a> {
         let mut i = open + 1;
         while let Some(b) = self.at(i) {
             match b {
-                b'`' => return Ok(i),
-                b'$' => {
-                    let next = self.at(i + 1).filter(|&c| c != b'`');
-                    self.bare_dollar(i, next, false);
+                b'`' => {
+                    // The body is parsed on its own (from the input) by the word lowering;
+                    // tree-sitter-bash need not read it (it refuses `` `echo a$` ``).
+                    self.fills.push((open + 1, i));
+                    return Ok(i);
                 }
                 b'\\' => {
                     match self.at(i + 1) {
@@ -393,7 +395,11 @@ impl<'a> Scanner<'a> {
                 let mut j = i + 2;
                 while let Some(b) = self.at(j) {
                     if b == b']' {
-                        self.fill_arith(i + 2, j);
+                        // Only without a `[` inside: this `]` may be a subscript's, not the end
+                        // bash sees, and then tree-sitter's reading stays a cross-check.
+                        if !self.s.get(i + 2..j).is_some_and(|t| t.contains(&b'[')) {
+                            self.fill_arith(i + 2, j);
+                        }
                         return Ok(j);
                     }
                     j += 1;
