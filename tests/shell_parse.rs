@@ -1626,8 +1626,19 @@ mod parse_gaps {
                             || branches(&cc.body.commands)
                     }
                     Command::Function(_) => true,
-                    Command::Simple(_) => false,
+                    Command::Simple(sc) => sc.words.iter().any(|w| parts_branch(&w.parts)),
                 }
+        })
+    }
+
+    /// Whether a substitution inside these parts branches or loops.
+    fn parts_branch(parts: &[WordPart]) -> bool {
+        parts.iter().any(|p| match p {
+            WordPart::CommandSubst(s) | WordPart::ProcessSubst { script: s, .. } => {
+                branches(&s.commands)
+            }
+            WordPart::DoubleQuoted(inner) => parts_branch(inner),
+            _ => false,
         })
     }
 
