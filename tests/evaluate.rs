@@ -1180,6 +1180,8 @@ fn parse_gaps_are_decided_by_the_policy() {
                 // The redirection of an assignment-only command, and of a glued word.
                 ("x=1 >~/.bashrc", "path-write-outside"),
                 ("x=1 2>>/etc/profile", "path-write-outside"),
+                (">~/.bashrc x=1", "path-write-outside"),
+                ("x=1 >/dev/null y=$(</etc/shadow)", "path-read-outside"),
                 ("head -200>/etc/cron.d/x data.txt", "path-write-outside"),
                 ("head -n5>~/.profile data.txt", "path-write-outside"),
             ],

@@ -754,7 +754,7 @@ impl<'s> Ctx<'s> {
         match last {
             Command::Simple(s) => {
                 s.redirects.extend(redirects);
-                s.words.extend(extra);
+                self.push_words(u, s, extra)?;
                 s.span = s.span.join(span);
                 self.check_assignment_prefix(u, s)?;
             }
@@ -1349,7 +1349,7 @@ impl<'s> Ctx<'s> {
                     let (r, extra) = self.redirect(u, child)?;
                     needs_blank_after = Some(extra.last().map_or(r.span.end, |w| w.span.end));
                     cmd.redirects.push(r);
-                    cmd.words.extend(extra);
+                    self.push_words(u, &mut cmd, extra)?;
                 }
                 (Some("name"), "command_name") | (Some("argument"), _) => {
                     let s = self.span(u, child);
@@ -1487,6 +1487,27 @@ impl<'s> Ctx<'s> {
                     continue;
                 }
                 cmd.words.push(self.word(s.start, s.end, ARG)?);
+            }
+        }
+        Ok(())
+    }
+
+    /// Appends words tree-sitter put after a redirection target (`x=1 >f y=2` has `y-2` as
+    /// a second target in its working copy); a disguised assignment among them is read back
+    /// as one while the command has no words.
+    fn push_words(
+        &mut self,
+        u: &mut Unit<'_>,
+        cmd: &mut SimpleCommand,
+        words: Vec<Word>,
+    ) -> Result<(), ParseError> {
+        for w in words {
+            match u.disguised.get(&w.span.start) {
+                Some(&eq) if cmd.words.is_empty() => {
+                    u.disguised_claimed.insert(w.span.start);
+                    cmd.assignments.push(self.disguised_assignment(w.span, eq)?);
+                }
+                _ => cmd.words.push(w),
             }
         }
         Ok(())

@@ -87,6 +87,22 @@ struct NormalState {
     assign: Option<(usize, usize)>,
     /// The assignments before it in the same prefix.
     prefix: Vec<(usize, usize)>,
+    /// Whether the prefix has a redirection (every assignment of it is then disguised).
+    prefix_redirect: bool,
+    /// Whether the word being scanned is the target of a redirection of the prefix.
+    target: bool,
+    /// Whether the word being scanned started where an assignment may be.
+    prefix_word: bool,
+}
+
+impl NormalState {
+    /// The assignment prefix of a command ends (a word that is not an assignment, a
+    /// separator).
+    fn end_prefix(&mut self) {
+        self.prefix.clear();
+        self.prefix_redirect = false;
+        self.target = false;
+    }
 }
 
 /// Reserved words that end a compound command.
@@ -113,9 +129,10 @@ pub(crate) struct Scanner<'a> {
     /// Single bytes to replace in the working copy (`;&` and `;;&` become `;;`, which
     /// tree-sitter-bash can parse; which case bodies run does not change what is checked).
     pub rewrites: Vec<(usize, u8)>,
-    /// Arithmetic text (`$((...))`, `((...))`, `$[...]`) that the working copy replaces by
-    /// `0` and blanks: the lowering reads arithmetic from the input with its own lexer, and
-    /// tree-sitter-bash rejects valid arithmetic such as `1$(echo 2)` or `10#$x`.
+    /// Text that the working copy replaces by `0` and blanks: arithmetic (`$((...))`,
+    /// `((...))`, `$[...]`), which the lowering reads from the input with its own lexer and
+    /// tree-sitter-bash rejects when valid (`1$(echo 2)`, `10#$x`), and backquoted bodies,
+    /// which the lowering parses on their own.
     pub fills: Vec<(usize, usize)>,
     /// `;` written into the working copy between a closing reserved word (`fi`, `done`,
     /// `esac`, `}`, a subshell's `)`) and a reserved word right after it (`fi done`), which
@@ -235,10 +252,11 @@ impl<'a> Scanner<'a> {
         let mut i = open + 1;
         while let Some(b) = self.at(i) {
             match b {
-                b'`' => return Ok(i),
-                b'$' => {
-                    let next = self.at(i + 1).filter(|&c| c != b'`');
-                    self.bare_dollar(i, next, false);
+                b'`' => {
+                    // The body is parsed on its own (from the input) by the word lowering;
+                    // tree-sitter-bash need not read it (it refuses `` `echo a$` ``).
+                    self.fills.push((open + 1, i));
+                    return Ok(i);
                 }
                 b'\\' => {
                     match self.at(i + 1) {
@@ -377,7 +395,11 @@ impl<'a> Scanner<'a> {
                 let mut j = i + 2;
                 while let Some(b) = self.at(j) {
                     if b == b']' {
-                        self.fill_arith(i + 2, j);
+                        // Only without a `[` inside: this `]` may be a subscript's, not the end
+                        // bash sees, and then tree-sitter's reading stays a cross-check.
+                        if !self.s.get(i + 2..j).is_some_and(|t| t.contains(&b'[')) {
+                            self.fill_arith(i + 2, j);
+                        }
                         return Ok(j);
                     }
                     j += 1;
@@ -529,6 +551,9 @@ impl<'a> Scanner<'a> {
             assign_ok: true,
             assign: None,
             prefix: Vec::new(),
+            prefix_redirect: false,
+            target: false,
+            prefix_word: false,
         };
         while let Some(b) = self.at(st.i) {
             let i = st.i;
@@ -559,6 +584,13 @@ impl<'a> Scanner<'a> {
                 return Ok(end);
             }
         }
+        // An assignment that ends the text (`>f x=1`).
+        if let Some(cur) = st.assign.take() {
+            st.prefix.push(cur);
+            if st.prefix_redirect {
+                self.disguise_prefix(&mut st);
+            }
+        }
         self.normal_end(start, term)
     }
 
@@ -577,19 +609,22 @@ impl<'a> Scanner<'a> {
                 while self.at(k).is_some_and(is_blank) {
                     k += 1;
                 }
-                if self.redirect_at(k) {
-                    // Every assignment of the prefix (tree-sitter misreads `y=2 x:1`):
-                    // `x=1` becomes `x:1` (`x+:1` would not be read as one word).
-                    for (ws, eq) in std::mem::take(&mut st.prefix) {
-                        self.assignments.push((ws, eq));
-                        self.rewrites.push((eq, b':'));
-                        if eq > ws && self.at(eq - 1) == Some(b'+') {
-                            self.rewrites.push((eq - 1, b':'));
-                        }
-                    }
+                if st.prefix_redirect || self.redirect_at(k) {
+                    self.disguise_prefix(st);
                 }
                 if !st.assign_ok {
-                    st.prefix.clear();
+                    st.end_prefix();
+                }
+            }
+            return;
+        }
+        if st.target {
+            // The target of a redirection of the prefix: assignments may follow it.
+            if guards::is_meta(b) {
+                st.target = false;
+                st.assign_ok = is_blank(b);
+                if !st.assign_ok {
+                    st.end_prefix();
                 }
             }
             return;
@@ -597,7 +632,8 @@ impl<'a> Scanner<'a> {
         if !st.word_start || guards::is_meta(b) {
             return;
         }
-        if st.cmd_pos || st.assign_ok {
+        st.prefix_word = st.cmd_pos || st.assign_ok;
+        if st.prefix_word {
             if let Some(eq) = self.assignment_eq(i) {
                 st.assign = Some((i, eq));
                 st.cmd_pos = false;
@@ -605,10 +641,43 @@ impl<'a> Scanner<'a> {
             }
         }
         st.assign_ok = false;
-        st.prefix.clear();
+        if !b.is_ascii_digit() {
+            // Digits may be the descriptor of a redirection of the prefix (`2>f x=1`).
+            st.end_prefix();
+        }
         if !(b.is_ascii_alphabetic() || matches!(b, b'!' | b'{' | b'}')) {
             st.cmd_pos = false;
         }
+    }
+
+    /// Every assignment of the prefix so far is recorded and disguised in the working copy:
+    /// `x=1` becomes `x-1`, `x+=1` becomes `x--1` (tree-sitter-bash reads `x:1` after a
+    /// redirection or an assignment as a broken assignment, and `x-1` as a word everywhere).
+    fn disguise_prefix(&mut self, st: &mut NormalState) {
+        for (ws, eq) in std::mem::take(&mut st.prefix) {
+            self.assignments.push((ws, eq));
+            self.rewrites.push((eq, b'-'));
+            if eq > ws && self.at(eq - 1) == Some(b'+') {
+                self.rewrites.push((eq - 1, b'-'));
+            }
+        }
+        st.prefix_redirect = true;
+    }
+
+    /// At a redirection operator at `i`: whether it belongs to the assignment prefix of its
+    /// command (then its target is skipped and assignments may follow).
+    fn prefix_redirect(&self, i: usize, st: &NormalState) -> bool {
+        if st.word_start {
+            return st.cmd_pos || st.assign_ok;
+        }
+        // `2>`: the digits started the word.
+        let mut k = i;
+        while k > 0 && self.s.get(k - 1).is_some_and(u8::is_ascii_digit) {
+            k -= 1;
+        }
+        st.prefix_word
+            && k < i
+            && (k == 0 || self.s.get(k - 1).is_some_and(|&b| guards::is_meta(b)))
     }
 
     /// For a word at `i`: the offset of its `=` when it is `NAME=...` or `NAME+=...` (not an
@@ -762,21 +831,21 @@ impl<'a> Scanner<'a> {
                 }
                 st.cmd_pos = false;
             }
-            // After a redirection bash recognizes no reserved word and no assignment
-            // (`>f done` runs `done`).
-            b'<' | b'>' => {
+            // After a redirection bash recognizes no reserved word (`>f done` runs `done`);
+            // in the assignment prefix, assignments may follow its target (`>f x=1`).
+            b'<' | b'>' | b'&' if b != b'&' || self.at(i + 1) == Some(b'>') => {
+                let prefix = self.prefix_redirect(i, st);
                 i = self.redirect(i)?;
                 next_word_start = true;
                 st.cmd_pos = false;
                 st.assign_ok = false;
-                st.prefix.clear();
-            }
-            b'&' if self.at(i + 1) == Some(b'>') => {
-                i = self.redirect(i)?;
-                next_word_start = true;
-                st.cmd_pos = false;
-                st.assign_ok = false;
-                st.prefix.clear();
+                if prefix {
+                    // The assignments before it were disguised at their end.
+                    st.target = true;
+                    st.prefix_redirect = true;
+                } else {
+                    st.end_prefix();
+                }
             }
             b';' if self.at(i + 1) == Some(b';') && self.at(i + 2) == Some(b'&') => {
                 self.rewrites.push((i + 2, b' '));
@@ -788,7 +857,10 @@ impl<'a> Scanner<'a> {
                 i += 1;
                 st.cmd_pos = true;
             }
-            b';' | b'&' | b'|' | b'\n' => st.cmd_pos = true,
+            b';' | b'&' | b'|' | b'\n' => {
+                st.cmd_pos = true;
+                st.end_prefix();
+            }
             _ => {}
         }
         st.word_start = next_word_start;

@@ -214,6 +214,12 @@ impl Ctx<'_> {
         if start < b {
             out.push(Span::new(start, b));
         }
+        // bash removes a backslash-newline before it splits words: `} \<newline> {` is two
+        // words, not three.
+        out.retain(|s| {
+            let text = self.src.as_bytes().get(s.range()).unwrap_or_default();
+            !text.chunks(2).all(|c| c == b"\\\n")
+        });
         Ok(out)
     }
 
