@@ -1240,3 +1240,50 @@ fn globs_are_harmless_for_programs_whose_options_cannot_do_harm() {
         ],
     );
 }
+
+#[test]
+fn implicit_operands_are_checked_as_reads_of_the_directory() {
+    let policy = Policy::from_toml(
+        r#"
+[policy]
+name = "implicit"
+default = "deny"
+[paths]
+read = ["{workspace}", "{workspace}/**"]
+[programs.ls]
+operands = "path-read"
+implicit_operand = "."
+[programs.grep]
+operands = ["pattern", "path-read..."]
+options_with_value = ["-e"]
+pattern_options = ["-e"]
+implicit_operand = "."
+implicit_operand_options = ["-r", "-R"]
+"#,
+        "implicit.toml",
+    )
+    .expect("valid");
+    let outside = Context::example().with_cwd("/etc");
+    let inside = Context::example().with_cwd("/workspace/src");
+    for cmd in ["ls", "ls -la", "grep -r root", "grep -rn -e root"] {
+        let d = policy.evaluate(&outside, cmd);
+        assert_eq!(d.verdict, Verdict::Deny, "{cmd} from /etc: {:?}", d.reasons);
+        assert!(
+            d.reasons.iter().any(|r| r.code == "path-read-outside"),
+            "{cmd}: {:?}",
+            d.reasons
+        );
+        let d = policy.evaluate(&inside, cmd);
+        assert_eq!(d.verdict, Verdict::Allow, "{cmd} inside: {:?}", d.reasons);
+    }
+    // Without -r, grep reads its standard input, not the directory.
+    assert_eq!(
+        policy.evaluate(&outside, "grep root").verdict,
+        Verdict::Allow
+    );
+    // With an operand, the operand is what is read.
+    assert_eq!(
+        policy.evaluate(&outside, "ls /workspace").verdict,
+        Verdict::Allow
+    );
+}

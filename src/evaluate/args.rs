@@ -308,6 +308,7 @@ impl Eval<'_> {
             spec.head.remove(0);
         }
         let mut cd_target: Option<(Span, Option<Vec<Option<PathBuf>>>)> = None;
+        let mut path_operands = 0;
         for (idx, w) in p.operands.iter().enumerate() {
             let Some(mut kind) = spec.kind_of(idx, count) else {
                 let extra = match &rule.message {
@@ -347,9 +348,28 @@ impl Eval<'_> {
                 }
                 kind = spec.repeat.unwrap_or(kind);
             }
+            if matches!(kind, ArgKind::PathRead | ArgKind::PathWrite) {
+                path_operands += 1;
+            }
             let resolved = self.value(rule, kind, Value::Word(w));
             if rule.name == "cd" {
                 cd_target = Some((w.span, resolved));
+            }
+        }
+        // `ls`, `find`, `du`, `grep -r` with no operand read the working directory: that is
+        // a path read like any other (it matters where the directory is outside the workspace).
+        if let Some(implicit) = &rule.implicit_operand {
+            let applies = rule.implicit_operand_options.is_empty()
+                || rule
+                    .implicit_operand_options
+                    .iter()
+                    .any(|o| p.seen.contains(o));
+            if path_operands == 0 && applies {
+                let w = Word {
+                    span: name_span,
+                    parts: vec![WordPart::Literal(implicit.clone())],
+                };
+                self.path(&w, false);
             }
         }
         // Later commands may run in the directory `cd` goes to from any directory the command

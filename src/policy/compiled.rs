@@ -301,6 +301,10 @@ pub struct ProgramRule {
     pub pattern_options: BTreeSet<String>,
     /// Fewest operands.
     pub min_operands: usize,
+    /// The path read when no operand is given (`.` for `ls`), if any.
+    pub implicit_operand: Option<String>,
+    /// Options that make the implicit operand apply; empty: it always applies.
+    pub implicit_operand_options: BTreeSet<String>,
     /// The verdict for operands beyond what `operands` describes (default deny).
     pub extra_operands: Verdict,
     /// Argument patterns.

@@ -863,6 +863,8 @@ impl Loader {
             operands,
             pattern_options,
             min_operands,
+            implicit_operand: raw.implicit_operand.clone(),
+            implicit_operand_options: self.options(file, &raw.implicit_operand_options),
             extra_operands,
             args,
             subcommands,

@@ -272,6 +272,13 @@ pub struct RawProgram {
     /// Fewest operands.
     #[schemars(with = "Option<u64>")]
     pub min_operands: Option<Spanned<i64>>,
+    /// The path the program reads when it is given no operand (`.` for `ls`, `find`, `du`,
+    /// `rg`, `grep -r`): checked as a path read in the command's directory.
+    pub implicit_operand: Option<String>,
+    /// When set, the implicit operand applies only with one of these options (`grep -r`).
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub implicit_operand_options: Vec<Spanned<String>>,
     /// Regex rules on each argument's static value.
     #[serde(default)]
     pub args: Vec<RawArgRule>,
