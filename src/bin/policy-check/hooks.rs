@@ -56,7 +56,7 @@ pub struct HookOptions<'a> {
     pub agent: Agent,
     /// Policy file or shipped name.
     pub policy: &'a str,
-    /// Workspace root; default: the payload's `cwd`.
+    /// Workspace root; default: the agent's project directory (see [`project_dir`]).
     pub workspace: Option<PathBuf>,
     /// On allow, say nothing so the agent's own permission rules decide.
     pub defer_allow: bool,
@@ -143,9 +143,25 @@ fn decide(opts: &HookOptions<'_>, input: &[u8]) -> Result<Option<Value>, Block> 
         .ok_or_else(|| {
             Block("the hook input has no absolute \"cwd\": path rules cannot be checked".into())
         })?;
-    let policy = Policy::from_name_or_file(opts.policy)
-        .map_err(|e| Block(format!("cannot load the policy {}: {e}", opts.policy)))?;
-    let workspace = opts.workspace.clone().unwrap_or_else(|| cwd.clone());
+    let (workspace, from) = match &opts.workspace {
+        Some(w) => (w.clone(), "--workspace"),
+        None => project_dir(opts.agent, &cwd, |k| std::env::var_os(k)),
+    };
+    let spec = policy_path(opts.policy, &workspace);
+    let policy = Policy::from_name_or_file(&spec).map_err(|e| {
+        let relative = spec != opts.policy;
+        Block(format!(
+            "cannot load the policy {spec}{}: {e}",
+            if relative {
+                format!(
+                    " (`{}` resolved against the project directory, from {from})",
+                    opts.policy
+                )
+            } else {
+                String::new()
+            }
+        ))
+    })?;
     let mut ctx = Context::new(&workspace).with_cwd(&cwd);
     if opts.agent == Agent::Gemini {
         // run_shell_command runs in `directory` (or `dir_path`), relative to the project root.
@@ -180,6 +196,46 @@ fn decide(opts: &HookOptions<'_>, input: &[u8]) -> Result<Option<Value>, Block> 
         }
         (Agent::Gemini, Verdict::Deny) => Some(json!({ "decision": "deny", "reason": reason })),
     })
+}
+
+/// The agent's project directory, the default workspace, and where it was found: the
+/// variable the agent sets for its hooks (`$CLAUDE_PROJECT_DIR` for Claude Code;
+/// `$GEMINI_PROJECT_DIR`, or its `$CLAUDE_PROJECT_DIR` alias, for Gemini CLI; Codex sets
+/// none), else the top of the git work tree holding `cwd`, else `cwd` itself. So the
+/// workspace stays the project after the agent's `cd sub`.
+fn project_dir(
+    agent: Agent,
+    cwd: &Path,
+    env: impl Fn(&str) -> Option<std::ffi::OsString>,
+) -> (PathBuf, &'static str) {
+    let vars: &[&'static str] = match agent {
+        Agent::ClaudeCode => &["CLAUDE_PROJECT_DIR"],
+        Agent::Gemini => &["GEMINI_PROJECT_DIR", "CLAUDE_PROJECT_DIR"],
+        Agent::Codex => &[],
+    };
+    for var in vars {
+        if let Some(dir) = env(var).map(PathBuf::from).filter(|d| d.is_absolute()) {
+            return (dir, var);
+        }
+    }
+    // A `.git` directory, or the `.git` file of a linked work tree or submodule.
+    match cwd.ancestors().find(|d| d.join(".git").exists()) {
+        Some(top) => (
+            top.to_path_buf(),
+            "the git work tree holding the payload's cwd",
+        ),
+        None => (cwd.to_path_buf(), "the payload's cwd"),
+    }
+}
+
+/// `--policy`: a shipped name, an absolute path, or a path relative to the project
+/// directory (not to wherever the agent runs the hook from, which follows its `cd`).
+fn policy_path(spec: &str, project: &Path) -> String {
+    if shellgate::policy::SHIPPED.iter().any(|(n, _)| *n == spec) || Path::new(spec).is_absolute() {
+        spec.to_string()
+    } else {
+        project.join(spec).display().to_string()
+    }
 }
 
 fn claude_like(v: Verdict, reason: &str) -> Value {

@@ -118,7 +118,9 @@ enum Cmd {
         agent: hooks::Agent,
         #[command(flatten)]
         policy: PolicyArgs,
-        /// Workspace root for path rules (default: the payload's `cwd`).
+        /// Workspace root for path rules (default: the agent's project directory:
+        /// $CLAUDE_PROJECT_DIR, $GEMINI_PROJECT_DIR, else the git work tree of the payload's
+        /// `cwd`, else that `cwd`). A relative --policy is resolved against it.
         #[arg(long, value_name = "DIR")]
         workspace: Option<PathBuf>,
         /// On allow, print nothing, so that the agent's own permission rules decide
