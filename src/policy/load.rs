@@ -427,7 +427,18 @@ impl Loader {
                 }
             }
             if p.message.is_some() {
-                paths.message = p.message;
+                // A file's own `message` is not shadowed by an included file's per-kind one.
+                paths.read_message = None;
+                paths.write_message = None;
+            }
+            for (new, dest) in [
+                (p.message, &mut paths.message),
+                (p.read_message, &mut paths.read_message),
+                (p.write_message, &mut paths.write_message),
+            ] {
+                if new.is_some() {
+                    *dest = new;
+                }
             }
             self.policy.paths = paths;
         }
