@@ -136,10 +136,46 @@ fn claude_hook_allows_and_asks() {
         &[],
     );
     assert_eq!(c, 0);
-    assert_eq!(
-        v.expect("decision")["hookSpecificOutput"]["permissionDecision"],
-        "ask"
+    let v = v.expect("decision");
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "ask");
+    // Shown in the approval prompt to the person about to decide (issue 17).
+    let reason = v["hookSpecificOutput"]["permissionDecisionReason"]
+        .as_str()
+        .expect("reason");
+    assert!(
+        reason.contains("needs your approval before it runs") && !reason.contains("not run"),
+        "{reason}"
     );
+    assert!(reason.contains("program-ask"), "{reason}");
+}
+
+/// A hook that cannot deliver its answer fails closed: with its standard output closed (or
+/// on /dev/null, which Rust's runtime puts in place of a closed one) it exits 2, as it does on
+/// a broken pipe; the agent then blocks the call.
+#[test]
+fn hook_with_stdout_closed_exits_2() {
+    let payload = claude_payload("rm -rf /", "/w");
+    for redirect in [">&-", ">/dev/null"] {
+        let mut child = Command::new("bash")
+            .arg("-c")
+            .arg(format!(
+                "exec \"$0\" hook claude-code --policy read-only {redirect}"
+            ))
+            .arg(bin())
+            .env_remove("CLAUDE_PROJECT_DIR")
+            .stdin(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("bash");
+        child.stdin.take().unwrap().write_all(&payload).unwrap();
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(code(&o), 2, "{redirect}");
+        assert!(
+            stderr(&o).contains("cannot write the hook answer"),
+            "{}",
+            stderr(&o)
+        );
+    }
 }
 
 #[test]

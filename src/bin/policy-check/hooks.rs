@@ -14,6 +14,7 @@
 //! call and show stderr to the model".
 
 use std::io::{Read, Write};
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 
 use clap::ValueEnum;
@@ -88,8 +89,11 @@ pub fn hook_cmd(opts: &HookOptions<'_>) -> u8 {
     match result {
         Ok(None) => 0,
         Ok(Some(out)) => {
-            let mut stdout = std::io::stdout().lock();
-            match writeln!(stdout, "{out}").and_then(|()| stdout.flush()) {
+            let written = answer_channel().and_then(|mut f| {
+                writeln!(f, "{out}")?;
+                f.flush()
+            });
+            match written {
                 Ok(()) => 0,
                 Err(e) => {
                     eprintln!("shellgate: cannot write the hook answer: {e}; blocking");
@@ -102,6 +106,28 @@ pub fn hook_cmd(opts: &HookOptions<'_>) -> u8 {
             2
         }
     }
+}
+
+/// Standard output, where the agent reads the answer; an error when nobody can read it.
+///
+/// A closed descriptor 1 is reopened on `/dev/null` by Rust's runtime before `main` (and
+/// `std::io::stdout()` reports success on EBADF besides): either way the answer would be
+/// lost, and the agent would see exit 0 with nothing said, which lets the call through. So
+/// `/dev/null` counts as closed; writes go through a duplicate of descriptor 1, which
+/// reports every error (a broken pipe too).
+fn answer_channel() -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let file = std::fs::File::from(std::io::stdout().as_fd().try_clone_to_owned()?);
+    let meta = file.metadata()?;
+    if meta.file_type().is_char_device() {
+        let null = std::fs::metadata("/dev/null")?;
+        if meta.rdev() == null.rdev() {
+            return Err(std::io::Error::other(
+                "standard output is closed (or /dev/null), so the agent cannot read it",
+            ));
+        }
+    }
+    Ok(file)
 }
 
 fn decide(opts: &HookOptions<'_>, input: &[u8]) -> Result<Option<Value>, Block> {
@@ -174,8 +200,12 @@ fn decide(opts: &HookOptions<'_>, input: &[u8]) -> Result<Option<Value>, Block> 
         }
     }
     let decision = policy.evaluate(&ctx, command);
-    let reason = match decision.verdict {
-        Verdict::Allow => format!("shellgate: allowed by the policy `{}`", policy.name),
+    let reason = match (decision.verdict, opts.agent) {
+        (Verdict::Allow, _) => format!("shellgate: allowed by the policy `{}`", policy.name),
+        // Claude Code shows an ask's reason in the prompt to the person who is to approve.
+        (Verdict::Ask, Agent::ClaudeCode) => {
+            format!("shellgate: {}", report::for_approval(command, &decision))
+        }
         _ => format!("shellgate: {}", report::for_model(command, &decision)),
     };
     let ask_as_deny = || {
