@@ -1287,3 +1287,85 @@ implicit_operand_options = ["-r", "-R"]
         Verdict::Allow
     );
 }
+
+/// Issue 17: a refusal of an unknown program lists every allowed name (it stopped at 40, so
+/// `tail`, `wc` and `tee` looked forbidden under developer), and past a long list says how
+/// many more and where to see them.
+#[test]
+fn program_refusal_lists_every_allowed_name_or_counts_the_rest() {
+    let d = decide(developer(), "frobnicate");
+    let msg = &d.reasons[0].message;
+    for name in developer()
+        .programs
+        .iter()
+        .filter(|(_, r)| r.verdict == Verdict::Allow)
+        .map(|(n, _)| n)
+    {
+        assert!(
+            msg.contains(&format!(" {name},")) || msg.contains(&format!(" {name})")),
+            "{name} missing from {msg}"
+        );
+    }
+    assert!(msg.contains(" tail,") && msg.contains(" wc,"), "{msg}");
+
+    let mut src = String::new();
+    for i in 0..200 {
+        src.push_str(&format!("[programs.prog{i:03}]\n"));
+    }
+    let p = Policy::from_toml(&src, "many.toml").expect("loads");
+    let d = decide(&p, "frobnicate");
+    let msg = &d.reasons[0].message;
+    assert!(
+        msg.contains("prog000, ") && msg.contains("prog149, "),
+        "{msg}"
+    );
+    assert!(!msg.contains("prog150"), "{msg}");
+    assert!(
+        msg.contains("and 50 more: see the [programs] tables of many.toml")
+            && msg.contains("policy-check explain --policy many.toml"),
+        "{msg}"
+    );
+}
+
+/// Issue 17: under developer a refused read said "files may only be changed inside the
+/// workspace". `[paths] read_message` / `write_message` are told with their own kind, and a
+/// file's own `message` is not shadowed by an included file's per-kind one.
+#[test]
+fn path_refusals_carry_the_message_of_their_kind() {
+    let read = decide(developer(), "cat /etc/passwd");
+    let r = &read.reasons[0];
+    assert_eq!(r.code, "path-read-outside");
+    assert!(
+        r.message.contains("reads must stay inside the workspace")
+            && !r.message.contains("changed"),
+        "{}",
+        r.message
+    );
+    let write = decide(developer(), "echo x > /etc/motd");
+    let w = write
+        .reasons
+        .iter()
+        .find(|r| r.code == "path-write-outside")
+        .expect("a write refusal");
+    assert!(
+        w.message
+            .contains("files may only be changed inside the workspace"),
+        "{}",
+        w.message
+    );
+    let p = Policy::from_toml(
+        "[policy]\ninclude = [\"developer\"]\n[paths]\nmessage = \"ask the lead\"\n",
+        "mine.toml",
+    )
+    .expect("loads");
+    for cmd in ["cat /etc/passwd", "touch /etc/x"] {
+        let d = decide(&p, cmd);
+        assert!(
+            d.reasons
+                .iter()
+                .any(|r| r.message.ends_with(": ask the lead")),
+            "{cmd}: {:?}",
+            d.reasons
+        );
+    }
+}

@@ -12,9 +12,21 @@ fn bin() -> &'static str {
 }
 
 fn run(args: &[&str], stdin: Option<&[u8]>) -> Output {
-    let mut child = Command::new(bin())
+    run_in(Path::new(env!("CARGO_MANIFEST_DIR")), &[], args, stdin)
+}
+
+/// `policy-check ARGS` run from `dir` with the agents' project variables unset (the tests
+/// may themselves run under an agent) except those in `env`.
+fn run_in(dir: &Path, env: &[(&str, &Path)], args: &[&str], stdin: Option<&[u8]>) -> Output {
+    let mut cmd = Command::new(bin());
+    cmd.env_remove("CLAUDE_PROJECT_DIR")
+        .env_remove("GEMINI_PROJECT_DIR");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd
         .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .current_dir(dir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -67,7 +79,14 @@ fn claude_payload(command: &str, cwd: &str) -> Vec<u8> {
 }
 
 fn hook(agent: &str, policy: &str, payload: &[u8], extra: &[&str]) -> (i32, Option<Value>, String) {
-    let mut args = vec!["hook", agent, "--policy", policy];
+    // A relative --policy is the project's (the payload's); the test policies are ours.
+    let ours = Path::new(env!("CARGO_MANIFEST_DIR")).join(policy);
+    let policy = if ours.is_file() {
+        ours.display().to_string()
+    } else {
+        policy.to_string()
+    };
+    let mut args = vec!["hook", agent, "--policy", &policy];
     args.extend_from_slice(extra);
     let o = run(&args, Some(payload));
     let out = stdout(&o);
@@ -117,10 +136,46 @@ fn claude_hook_allows_and_asks() {
         &[],
     );
     assert_eq!(c, 0);
-    assert_eq!(
-        v.expect("decision")["hookSpecificOutput"]["permissionDecision"],
-        "ask"
+    let v = v.expect("decision");
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "ask");
+    // Shown in the approval prompt to the person about to decide (issue 17).
+    let reason = v["hookSpecificOutput"]["permissionDecisionReason"]
+        .as_str()
+        .expect("reason");
+    assert!(
+        reason.contains("needs your approval before it runs") && !reason.contains("not run"),
+        "{reason}"
     );
+    assert!(reason.contains("program-ask"), "{reason}");
+}
+
+/// A hook that cannot deliver its answer fails closed: with its standard output closed (or
+/// on /dev/null, which Rust's runtime puts in place of a closed one) it exits 2, as it does on
+/// a broken pipe; the agent then blocks the call.
+#[test]
+fn hook_with_stdout_closed_exits_2() {
+    let payload = claude_payload("rm -rf /", "/w");
+    for redirect in [">&-", ">/dev/null"] {
+        let mut child = Command::new("bash")
+            .arg("-c")
+            .arg(format!(
+                "exec \"$0\" hook claude-code --policy read-only {redirect}"
+            ))
+            .arg(bin())
+            .env_remove("CLAUDE_PROJECT_DIR")
+            .stdin(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("bash");
+        child.stdin.take().unwrap().write_all(&payload).unwrap();
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(code(&o), 2, "{redirect}");
+        assert!(
+            stderr(&o).contains("cannot write the hook answer"),
+            "{}",
+            stderr(&o)
+        );
+    }
 }
 
 #[test]
@@ -184,6 +239,108 @@ fn hook_uses_cwd_and_workspace_for_paths() {
         v.expect("decision")["hookSpecificOutput"]["permissionDecision"],
         "allow"
     );
+}
+
+/// A project as an agent sees it: `shellgate.toml` and `README.md` at the top, a `sub/`
+/// directory, and a file outside it.
+fn project(name: &str, git: bool) -> PathBuf {
+    let root = scratch(name);
+    let p = root.join("project");
+    std::fs::create_dir_all(p.join("sub")).unwrap();
+    if git {
+        std::fs::create_dir_all(p.join(".git")).unwrap();
+    }
+    std::fs::write(
+        p.join("shellgate.toml"),
+        "[policy]\ninclude = [\"read-only\"]\n",
+    )
+    .unwrap();
+    std::fs::write(p.join("README.md"), "hi\n").unwrap();
+    std::fs::write(root.join("secret.txt"), "outside\n").unwrap();
+    p
+}
+
+fn decision(o: &Output) -> (i32, String) {
+    let v: Value = serde_json::from_str(stdout(o).trim()).unwrap_or(Value::Null);
+    let d = v["hookSpecificOutput"]["permissionDecision"]
+        .as_str()
+        .or(v["decision"].as_str())
+        .unwrap_or("")
+        .to_string();
+    (code(o), d)
+}
+
+/// Issue 17: the README's config (`--policy shellgate.toml`, no `--workspace`) from a
+/// subdirectory. Claude Code runs the hook in the session's directory and says where the
+/// project is in $CLAUDE_PROJECT_DIR: the policy is found there, and `../README.md` after
+/// `cd sub` is a read inside the project, while a read above the project is still refused.
+#[test]
+fn claude_hook_run_from_a_subdirectory_finds_the_project() {
+    let p = project("claude-sub", false);
+    let sub = p.join("sub");
+    let env = [("CLAUDE_PROJECT_DIR", p.as_path())];
+    let args = ["hook", "claude-code", "--policy", "shellgate.toml"];
+    let payload = claude_payload("cat ../README.md", sub.to_str().unwrap());
+    let o = run_in(&sub, &env, &args, Some(&payload));
+    assert_eq!(decision(&o), (0, "allow".into()), "{}", stderr(&o));
+    let payload = claude_payload("cat ../../secret.txt", sub.to_str().unwrap());
+    let o = run_in(&sub, &env, &args, Some(&payload));
+    assert_eq!(decision(&o), (0, "deny".into()), "{}", stderr(&o));
+    // Without the variable and outside a git work tree the workspace is the payload's cwd,
+    // and the relative policy is looked for there: exit 2 names where it looked and why.
+    let payload = claude_payload("cat ../README.md", sub.to_str().unwrap());
+    let o = run_in(&sub, &[], &args, Some(&payload));
+    assert_eq!(code(&o), 2);
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!("{}/shellgate.toml", sub.display()))
+            && err.contains("the payload's cwd"),
+        "{err}"
+    );
+    // A shellgate.toml the agent wrote in the directory it runs from is not the policy.
+    std::fs::write(
+        sub.join("shellgate.toml"),
+        "[policy]\ndefault = \"allow\"\n",
+    )
+    .unwrap();
+    let payload = claude_payload("rm -rf ..", sub.to_str().unwrap());
+    let o = run_in(&sub, &env, &args, Some(&payload));
+    assert_eq!(decision(&o), (0, "deny".into()), "{}", stderr(&o));
+    std::fs::remove_dir_all(p.parent().unwrap()).ok();
+}
+
+/// Codex sets no project variable: the top of the git work tree holding the payload's cwd
+/// is the project. Gemini CLI sets $GEMINI_PROJECT_DIR.
+#[test]
+fn codex_and_gemini_hooks_find_the_project_too() {
+    let p = project("codex-sub", true);
+    let sub = p.join("sub");
+    let payload = claude_payload("cat ../README.md ../../secret.txt", sub.to_str().unwrap());
+    let args = ["hook", "codex", "--policy", "shellgate.toml"];
+    let o = run_in(&sub, &[], &args, Some(&payload));
+    assert_eq!(decision(&o), (0, "deny".into()), "{}", stderr(&o));
+    let reason = stdout(&o);
+    assert!(
+        reason.contains("secret.txt") && !reason.contains("README"),
+        "{reason}"
+    );
+    let payload = claude_payload("cat ../README.md", sub.to_str().unwrap());
+    let o = run_in(&sub, &[], &args, Some(&payload));
+    assert_eq!(decision(&o), (0, String::new()), "{}", stderr(&o));
+
+    let g = project("gemini-sub", false);
+    let payload = json!({
+        "cwd": g, "hook_event_name": "BeforeTool", "tool_name": "run_shell_command",
+        "tool_input": {"command": "cat ../README.md", "directory": "sub"}
+    })
+    .to_string()
+    .into_bytes();
+    let env = [("GEMINI_PROJECT_DIR", g.as_path())];
+    let args = ["hook", "gemini", "--policy", "shellgate.toml"];
+    let o = run_in(&g.join("sub"), &env, &args, Some(&payload));
+    assert_eq!(decision(&o), (0, "allow".into()), "{}", stderr(&o));
+    std::fs::remove_dir_all(p.parent().unwrap()).ok();
+    std::fs::remove_dir_all(g.parent().unwrap()).ok();
 }
 
 #[test]

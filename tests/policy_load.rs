@@ -204,3 +204,117 @@ fn policies_load_on_a_small_stack_and_deep_nesting_is_an_error() {
     assert_eq!(errors[0].0, "policy-syntax");
     assert!(errors[0].1.starts_with("test.toml:3:"), "{errors:?}");
 }
+
+/// Issue 17: one file with ten different mistakes (unknown keys with string, list and table
+/// values; values of the wrong type in five shapes; a missing key; a bad verdict) is
+/// reported in one load, each at its own line and column, in words a person reads.
+#[test]
+fn ten_mistakes_in_one_file_are_all_reported_at_their_places() {
+    let src = r#"[policy]
+name = "ten"
+nmae = "typo with a string value"
+include = [1]
+
+[paths]
+raed = ["{workspace}/**"]
+write = "{workspace}"
+
+[limits]
+max_bytes = "big"
+max_depth = 2.5
+
+[shell]
+functions = true
+background = "sometimes"
+
+[programs.ls]
+alow_options = ["-l"]
+args = [{ verdict = "deny" }]
+
+[programs.ls.extra]
+x = 1
+"#;
+    let err = Policy::from_toml(src, "test.toml").unwrap_err();
+    let got: Vec<(String, String, String)> = err
+        .diagnostics()
+        .iter()
+        .map(|d| {
+            (
+                d.code.to_string(),
+                d.location.to_string(),
+                d.message.clone(),
+            )
+        })
+        .collect();
+    let want = [
+        ("policy-unknown-key", "test.toml:3:1", "`policy.nmae`"),
+        (
+            "policy-type",
+            "test.toml:4:12",
+            "`policy.include[0]`: expected a string (in quotes), found the whole number 1",
+        ),
+        ("policy-unknown-key", "test.toml:7:1", "`paths.raed`"),
+        (
+            "policy-type",
+            "test.toml:8:9",
+            "`paths.write`: expected a list (`[...]`), found the string \"{workspace}\"",
+        ),
+        (
+            "policy-type",
+            "test.toml:11:13",
+            "`limits.max_bytes`: expected a whole number, found the string \"big\"",
+        ),
+        (
+            "policy-type",
+            "test.toml:12:13",
+            "`limits.max_depth`: expected a whole number, found the number 2.5",
+        ),
+        (
+            "policy-type",
+            "test.toml:15:13",
+            "`shell.functions`: expected a string (in quotes), found true",
+        ),
+        ("policy-invalid-verdict", "test.toml:16:14", "sometimes"),
+        (
+            "policy-unknown-key",
+            "test.toml:19:1",
+            "`programs.ls.alow_options`",
+        ),
+        (
+            "policy-type",
+            "test.toml:20:9",
+            "`programs.ls.args[0]`: this table needs the key `pattern`",
+        ),
+        (
+            "policy-unknown-key",
+            "test.toml:22:14",
+            "`programs.ls.extra`",
+        ),
+    ];
+    for (code, loc, text) in want {
+        assert!(
+            got.iter()
+                .any(|(c, l, m)| c == code && l == loc && m.contains(text)),
+            "missing {code} at {loc} ({text}) in {got:#?}"
+        );
+    }
+    assert_eq!(got.len(), want.len(), "{got:#?}");
+    for (_, _, m) in &got {
+        assert!(
+            !m.contains("i64") && !m.contains("sequence") && !m.contains("struct Raw"),
+            "{m}"
+        );
+    }
+}
+
+/// The same typo is found at its key whatever the type of its value (issue 17: list and table
+/// values were put at 1:1).
+#[test]
+fn unknown_keys_with_list_and_table_values_are_at_their_key() {
+    let d = diags("[paths]\nread = []\nraed = [\"{workspace}\"]\n[programs.ls]\nalow_options = [\"-l\"]\nopts = { a = 1 }\n[[programs.ls.args]]\npattern = \"x\"\nverdit = [\"deny\"]\n");
+    let want: Vec<(String, String)> = ["3:1", "5:1", "6:1", "9:1"]
+        .iter()
+        .map(|p| ("policy-unknown-key".to_string(), format!("test.toml:{p}")))
+        .collect();
+    assert_eq!(d, want);
+}

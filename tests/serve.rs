@@ -458,3 +458,185 @@ fn serve_answers_an_overlong_line_without_holding_it() {
         .contains("longer than"));
     assert_eq!(s.answers[1]["tool_use_id"], "t2");
 }
+
+// ---------------------------------------------------------------- ask over the channel
+
+/// The test policy plus `touch`, which needs approval.
+fn setup_ask() -> (tempfile::TempDir, std::path::PathBuf) {
+    let (dir, ws) = setup();
+    let policy =
+        format!("{POLICY}\n[programs.touch]\nverdict = \"ask\"\noperands = \"path-write...\"\n");
+    std::fs::write(dir.path().join("policy.toml"), policy).unwrap();
+    (dir, ws)
+}
+
+/// `serve` driven line by line, as an application with a user drives it.
+struct Session {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    stdout: BufReader<std::process::ChildStdout>,
+}
+
+impl Session {
+    fn start(dir: &Path, ws: &Path, extra: &[&str]) -> Session {
+        let mut child = bin()
+            .arg("serve")
+            .arg("--policy")
+            .arg(dir.join("policy.toml"))
+            .arg("--cwd")
+            .arg(ws)
+            .args(extra)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        Session {
+            child,
+            stdin,
+            stdout,
+        }
+    }
+
+    fn send(&mut self, v: Value) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        writeln!(stdin, "{v}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn read(&mut self) -> Value {
+        let mut l = String::new();
+        self.stdout.read_line(&mut l).unwrap();
+        serde_json::from_str(&l).unwrap_or_else(|e| panic!("{l:?}: {e}"))
+    }
+
+    fn answer(&mut self, id: &str, decision: &str) {
+        self.send(json!({"type": "approval_response", "tool_use_id": id, "decision": decision}));
+    }
+
+    fn finish(mut self) -> Option<i32> {
+        drop(self.stdin.take());
+        self.child.wait().unwrap().code()
+    }
+}
+
+/// Issue 17: with `--ask prompt`, a command the policy marks `ask` is sent to the application
+/// as an `approval_request` (id, command, reasons) and runs only on an `allow` answer; a deny,
+/// a timeout, an answer for another call, or end of input refuses it.
+#[test]
+fn serve_asks_the_application_and_runs_only_what_it_approves() {
+    let (dir, ws) = setup_ask();
+    let mut s = Session::start(dir.path(), &ws, &["--ask", "prompt", "--ask-timeout", "1"]);
+
+    s.send(tool_use(
+        "toolu_a",
+        json!({"command": "touch approved.txt"}),
+    ));
+    let req = s.read();
+    assert_eq!(req["type"], "approval_request", "{req}");
+    assert_eq!(req["tool_use_id"], "toolu_a");
+    assert_eq!(req["command"], "touch approved.txt");
+    assert_eq!(req["cwd"], json!(ws));
+    assert_eq!(req["reasons"][0]["code"], "program-ask", "{req}");
+    assert!(req["message"]
+        .as_str()
+        .unwrap()
+        .contains("needs your approval"));
+    s.answer("toolu_a", "allow");
+    let res = s.read();
+    assert_eq!(
+        (res["tool_use_id"].clone(), res["is_error"].clone()),
+        (json!("toolu_a"), json!(false)),
+        "{res}"
+    );
+    assert!(ws.join("approved.txt").exists());
+
+    s.send(tool_use(
+        "toolu_b",
+        json!({"command": "touch declined.txt"}),
+    ));
+    assert_eq!(s.read()["tool_use_id"], "toolu_b");
+    s.answer("toolu_b", "deny");
+    let res = s.read();
+    assert_eq!(res["is_error"], true);
+    assert!(
+        res["content"].as_str().unwrap().contains("declined"),
+        "{res}"
+    );
+
+    // An answer for another call does not count; then no answer: refused at the timeout.
+    s.send(tool_use("toolu_c", json!({"command": "touch late.txt"})));
+    assert_eq!(s.read()["tool_use_id"], "toolu_c");
+    s.answer("toolu_b", "allow");
+    let t = Instant::now();
+    let res = s.read();
+    assert!(
+        t.elapsed() >= Duration::from_millis(900),
+        "{:?}",
+        t.elapsed()
+    );
+    assert_eq!(
+        (res["tool_use_id"].clone(), res["is_error"].clone()),
+        (json!("toolu_c"), json!(true))
+    );
+    // The late allow is ignored (no answer line): the next line out answers the next call.
+    s.answer("toolu_c", "allow");
+    s.send(tool_use("toolu_d", json!({"command": "echo hi"})));
+    let res = s.read();
+    assert_eq!(
+        (res["tool_use_id"].clone(), res["content"].clone()),
+        (json!("toolu_d"), json!("hi\n"))
+    );
+
+    // Another call instead of the answer: refused, and that call is answered after it.
+    s.send(tool_use("toolu_e", json!({"command": "touch e.txt"})));
+    assert_eq!(s.read()["type"], "approval_request");
+    s.send(tool_use("toolu_f", json!({"command": "echo f"})));
+    let (e, f) = (s.read(), s.read());
+    assert_eq!(
+        (e["tool_use_id"].clone(), e["is_error"].clone()),
+        (json!("toolu_e"), json!(true))
+    );
+    assert_eq!(f["content"], "f\n");
+
+    // End of input while waiting: refused, and serve ends normally.
+    s.send(tool_use("toolu_g", json!({"command": "touch eof.txt"})));
+    assert_eq!(s.read()["tool_use_id"], "toolu_g");
+    drop(s.stdin.take());
+    let res = s.read();
+    assert_eq!(
+        (res["tool_use_id"].clone(), res["is_error"].clone()),
+        (json!("toolu_g"), json!(true))
+    );
+    assert_eq!(s.finish(), Some(0));
+    for f in ["declined.txt", "late.txt", "e.txt", "eof.txt"] {
+        assert!(!ws.join(f).exists(), "{f} was created");
+    }
+}
+
+/// `--ask allow` runs `ask` commands without a request; `--ask deny` (the default) refuses
+/// them, saying nobody can approve.
+#[test]
+fn serve_ask_allow_and_deny() {
+    let (dir, ws) = setup_ask();
+    let call = line(tool_use("toolu_1", json!({"command": "touch a.txt"})));
+    let s = serve(
+        dir.path(),
+        &ws,
+        &["--ask", "allow"],
+        std::slice::from_ref(&call),
+    );
+    assert_eq!(s.answers.len(), 1, "{:?}", s.answers);
+    assert_eq!(s.answers[0]["is_error"], false, "{:?}", s.answers);
+    assert!(ws.join("a.txt").exists());
+    std::fs::remove_file(ws.join("a.txt")).unwrap();
+    let s = serve(dir.path(), &ws, &[], &[call]);
+    assert_eq!(s.answers[0]["is_error"], true);
+    assert!(s.answers[0]["content"]
+        .as_str()
+        .unwrap()
+        .contains("No one can approve"));
+    assert!(!ws.join("a.txt").exists());
+}

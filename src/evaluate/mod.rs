@@ -25,6 +25,9 @@ use crate::shell::{
 pub use paths::{normalize, resolve, Resolved};
 pub use scripts::{check_awk, check_sed};
 
+/// Allowed program names listed in a refusal of an unknown program before "and N more".
+const MAX_ALLOWED_LISTED: usize = 150;
+
 /// Where a command runs: its working directory, the workspace roots, and the home directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Context {
@@ -814,7 +817,13 @@ impl<'a> Eval<'a> {
                 paths::check(&self.policy.paths, &resolved, write, self.ctx)
             {
                 let mut msg = msg;
-                if let Some(extra) = &self.policy.paths.message {
+                let rules = &self.policy.paths;
+                let own = if write {
+                    &rules.write_message
+                } else {
+                    &rules.read_message
+                };
+                if let Some(extra) = own.as_ref().or(rules.message.as_ref()) {
                     msg.push_str(": ");
                     msg.push_str(extra);
                 }
@@ -927,10 +936,21 @@ impl<'a> Eval<'a> {
             .iter()
             .filter(|(_, r)| r.verdict == Verdict::Allow)
             .map(|(n, _)| n.as_str())
-            .take(40)
             .collect();
         if !allowed.is_empty() {
-            message.push_str(&format!(" (allowed: {})", allowed.join(", ")));
+            // Every name, so that a program left out is never mistaken for a forbidden one;
+            // past a long list, how many more and where they are.
+            let shown = allowed.len().min(MAX_ALLOWED_LISTED);
+            let mut list = allowed[..shown].join(", ");
+            let more = allowed.len() - shown;
+            if more > 0 {
+                let file = policy.sources.last().map_or("the policy", String::as_str);
+                list.push_str(&format!(
+                    ", and {more} more: see the [programs] tables of {file}, or ask \
+                     `policy-check explain --policy {file} 'CMD'`"
+                ));
+            }
+            message.push_str(&format!(" (allowed: {list})"));
         }
         let default = policy.default.clone();
         let code = if state {

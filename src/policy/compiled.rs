@@ -104,8 +104,12 @@ pub struct PathRules {
     pub deny_read: Vec<PathPattern>,
     /// Where writes are denied even if `write` allows them.
     pub deny_write: Vec<PathPattern>,
-    /// Message for path refusals.
+    /// Message for path refusals (both kinds, unless the one of its kind is set).
     pub message: Option<String>,
+    /// Message for refused reads.
+    pub read_message: Option<String>,
+    /// Message for refused writes.
+    pub write_message: Option<String>,
 }
 
 /// `[redirects]`.

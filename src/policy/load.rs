@@ -24,6 +24,9 @@ pub const SHIPPED: &[(&str, &str)] = &[
 /// How deep includes may nest.
 const MAX_INCLUDE_DEPTH: usize = 16;
 
+/// Values of the wrong type reported from one file before giving up (each costs a re-read).
+const MAX_TYPE_ERRORS: usize = 100;
+
 pub(crate) fn shipped_source(name: &str) -> Option<&'static str> {
     SHIPPED.iter().find(|(n, _)| *n == name).map(|(_, s)| *s)
 }
@@ -223,7 +226,11 @@ impl Loader {
         self.apply(&text, &origin, &inc_dir, false)
     }
 
-    /// TOML → raw types, collecting every unknown key.
+    /// TOML → raw types, collecting every unknown key and every value of the wrong type.
+    ///
+    /// serde stops at the first value of the wrong type, so after one the value is removed
+    /// from a copy of the document and the rest is read again, until it reads: each wrong
+    /// value is reported once at its own place, and the rest of the file is still validated.
     fn parse(&mut self, file: &mut File) -> Option<RawPolicy> {
         let table = match toml::de::DeTable::parse(file.source) {
             Ok(t) => t,
@@ -233,38 +240,63 @@ impl Loader {
                 return None;
             }
         };
-        let de = match toml::de::Deserializer::parse(file.source) {
-            Ok(d) => d,
-            Err(e) => {
-                let loc = file.loc(e.span().unwrap_or(0..0));
-                self.diag("policy-syntax", first_line(e.message()), loc);
-                return None;
+        let mut work = table.clone();
+        let mut unknown: Vec<Vec<String>> = Vec::new();
+        let mut found: Vec<(Range<usize>, &'static str, String)> = Vec::new();
+        let mut removed_keys: Vec<Vec<String>> = Vec::new();
+        let raw = loop {
+            let de = toml::de::Deserializer::from(work.clone());
+            let result: Result<RawPolicy, _> = serde_ignored::deserialize(de, |path| {
+                let mut segs = Vec::new();
+                path_segments(&path, &mut segs);
+                if !unknown.contains(&segs) {
+                    unknown.push(segs);
+                }
+            });
+            let e = match result {
+                Ok(raw) => break Some(raw),
+                Err(e) => e,
+            };
+            let span = e.span().unwrap_or(0..0);
+            let mut key = Vec::new();
+            let removed = !span.is_empty() && remove_at(work.get_mut(), &span, &mut key);
+            // A table that lacks a key only because its wrong value was just removed is
+            // the same mistake, reported once.
+            let cascade = removed && removed_keys.iter().any(|k| k.starts_with(&key));
+            if !cascade {
+                found.push((span.clone(), "policy-type", type_message(&key, e.message())));
+            }
+            removed_keys.push(key);
+            if !removed {
+                break None;
+            }
+            if found.len() >= MAX_TYPE_ERRORS {
+                found.push((
+                    span,
+                    "policy-type",
+                    format!(
+                        "more than {MAX_TYPE_ERRORS} values of the wrong type: fix these first"
+                    ),
+                ));
+                break None;
             }
         };
-        let mut unknown = Vec::new();
-        let result: Result<RawPolicy, _> = serde_ignored::deserialize(de, |path| {
-            let mut segs = Vec::new();
-            path_segments(&path, &mut segs);
-            unknown.push(segs);
-        });
         for segs in unknown {
             let span = key_span(table.get_ref(), &segs).unwrap_or(0..0);
             let dotted = segs.join(".");
-            self.diag(
+            found.push((
+                span,
                 "policy-unknown-key",
                 format!("unknown key `{dotted}`"),
-                file.loc(span),
-            );
+            ));
+        }
+        // In the order of the file, whatever order serde met them in.
+        found.sort_by_key(|(span, _, _)| span.start);
+        for (span, code, message) in found {
+            self.diag(code, message, file.loc(span));
         }
         file.table = Some(table.into_inner());
-        match result {
-            Ok(raw) => Some(raw),
-            Err(e) => {
-                let loc = file.loc(e.span().unwrap_or(0..0));
-                self.diag("policy-type", first_line(e.message()), loc);
-                None
-            }
-        }
+        raw
     }
 
     fn verdict(&mut self, file: &File, v: &Spanned<String>) -> Option<Verdict> {
@@ -395,7 +427,18 @@ impl Loader {
                 }
             }
             if p.message.is_some() {
-                paths.message = p.message;
+                // A file's own `message` is not shadowed by an included file's per-kind one.
+                paths.read_message = None;
+                paths.write_message = None;
+            }
+            for (new, dest) in [
+                (p.message, &mut paths.message),
+                (p.read_message, &mut paths.read_message),
+                (p.write_message, &mut paths.write_message),
+            ] {
+                if new.is_some() {
+                    *dest = new;
+                }
             }
             self.policy.paths = paths;
         }
@@ -933,6 +976,147 @@ fn path_segments(path: &serde_ignored::Path, out: &mut Vec<String>) {
     }
 }
 
+fn contains(outer: &Range<usize>, inner: &Range<usize>) -> bool {
+    outer.start <= inner.start && inner.end <= outer.end
+}
+
+/// Removes the innermost key (or list item) whose key or value holds `span` from `table`,
+/// pushing the path to it on `path`; false when nothing holds it. Every table is searched,
+/// whatever its own span: a `[header]` table's span is its header, not its keys.
+fn remove_at(table: &mut toml::de::DeTable, span: &Range<usize>, path: &mut Vec<String>) -> bool {
+    let keys: Vec<_> = table.keys().cloned().collect();
+    for key in keys {
+        let Some(value) = table.get_mut(&key) else {
+            continue;
+        };
+        let holds = contains(&value.span(), span) || contains(&key.span(), span);
+        path.push(key.get_ref().to_string());
+        if remove_in(value.get_mut(), span, path) {
+            return true;
+        }
+        if holds {
+            table.remove(&key);
+            return true;
+        }
+        path.pop();
+    }
+    false
+}
+
+/// [`remove_at`] below a value: true when something inside `value` was removed.
+fn remove_in(value: &mut toml::de::DeValue, span: &Range<usize>, path: &mut Vec<String>) -> bool {
+    use toml::de::{DeArray, DeValue};
+    match value {
+        DeValue::Table(t) => remove_at(t, span, path),
+        DeValue::Array(arr) => {
+            for i in 0..arr.len() {
+                let item = &mut (**arr)[i];
+                let holds = contains(&item.span(), span);
+                path.push(i.to_string());
+                if remove_in(item.get_mut(), span, path) {
+                    return true;
+                }
+                if holds {
+                    let items = std::mem::replace(arr, DeArray::new());
+                    *arr = items
+                        .into_iter()
+                        .enumerate()
+                        .filter(|(j, _)| *j != i)
+                        .map(|(_, item)| item)
+                        .collect();
+                    return true;
+                }
+                path.pop();
+            }
+            false
+        }
+        _ => false,
+    }
+}
+
+/// serde's message for a value of the wrong type, in words a policy author reads, with the
+/// key it is about: "`limits.max_bytes`: expected a whole number, found the string \"big\"".
+fn type_message(key: &[String], msg: &str) -> String {
+    let msg = first_line(msg);
+    let text = if let Some(rest) = msg
+        .strip_prefix("invalid type: ")
+        .or_else(|| msg.strip_prefix("invalid value: "))
+    {
+        match rest.rsplit_once(", expected ") {
+            Some((found, expected)) => {
+                format!(
+                    "expected {}, found {}",
+                    expected_words(expected),
+                    found_words(found)
+                )
+            }
+            None => rest.to_string(),
+        }
+    } else if msg.starts_with("data did not match any variant of untagged enum OneOrMany") {
+        "expected a string or a list of strings".to_string()
+    } else if let Some(field) = msg.strip_prefix("missing field ") {
+        format!("this table needs the key {field}")
+    } else {
+        msg
+    };
+    // Keys of list items read `args[0]`, not `args.0`.
+    let mut name = String::new();
+    for seg in key {
+        if seg.parse::<usize>().is_ok() {
+            name.push_str(&format!("[{seg}]"));
+        } else {
+            if !name.is_empty() {
+                name.push('.');
+            }
+            name.push_str(seg);
+        }
+    }
+    if name.is_empty() {
+        text
+    } else {
+        format!("`{name}`: {text}")
+    }
+}
+
+/// What serde says it expected (a Rust type name or a visitor's phrase), in TOML words.
+fn expected_words(expected: &str) -> String {
+    let e = expected.trim();
+    match e {
+        "i8" | "i16" | "i32" | "i64" | "i128" | "isize" | "u8" | "u16" | "u32" | "u64" | "u128"
+        | "usize" => "a whole number".into(),
+        "f32" | "f64" => "a number".into(),
+        "a boolean" | "bool" => "true or false".into(),
+        "a string" | "a borrowed string" | "a string key" | "a char" => {
+            "a string (in quotes)".into()
+        }
+        "a sequence" | "a list" => "a list (`[...]`)".into(),
+        "a map" => "a table".into(),
+        _ if e.starts_with("struct ") => "a table".into(),
+        _ => e.into(),
+    }
+}
+
+/// serde's `Unexpected` (`string "big"`, `integer `3``, `sequence`) in TOML words.
+fn found_words(found: &str) -> String {
+    let f = found.trim();
+    let bare = |s: &str| s.trim_matches('`').to_string();
+    if let Some(v) = f.strip_prefix("integer ") {
+        format!("the whole number {}", bare(v))
+    } else if let Some(v) = f.strip_prefix("floating point ") {
+        format!("the number {}", bare(v))
+    } else if let Some(v) = f.strip_prefix("boolean ") {
+        bare(v)
+    } else if let Some(v) = f.strip_prefix("string ") {
+        format!("the string {v}")
+    } else {
+        match f {
+            "sequence" => "a list".into(),
+            "map" => "a table".into(),
+            _ => f.into(),
+        }
+    }
+}
+
 /// The span of the key at `segs` in the document, for unknown-key diagnostics.
 fn key_span(root: &toml::de::DeTable, segs: &[String]) -> Option<Range<usize>> {
     use toml::de::DeValue;
@@ -945,11 +1129,17 @@ fn key_span(root: &toml::de::DeTable, segs: &[String]) -> Option<Range<usize>> {
             .find(|(k, _)| k.get_ref().as_ref() == seg.as_str())?;
         span = Some(k.span());
         let mut value = v.get_ref();
-        // Arrays of tables: the next segment is an index.
+        // Arrays of tables: the next segment is an index. A key whose value is a list (and
+        // nothing under it is the unknown key) is the place itself.
         while let DeValue::Array(arr) = value {
-            let idx: usize = iter.peek()?.parse().ok()?;
+            let Some(idx) = iter.peek().and_then(|s| s.parse::<usize>().ok()) else {
+                return span;
+            };
             iter.next();
-            value = arr.get(idx)?.get_ref();
+            match arr.get(idx) {
+                Some(item) => value = item.get_ref(),
+                None => return span,
+            }
         }
         match value {
             DeValue::Table(t) => table = t,

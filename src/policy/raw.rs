@@ -123,8 +123,12 @@ pub struct RawPaths {
     #[serde(default)]
     #[schemars(with = "Vec<String>")]
     pub deny_write: Vec<Spanned<String>>,
-    /// Message for path refusals.
+    /// Message for path refusals (reads and writes, unless one of the two below is set).
     pub message: Option<String>,
+    /// Message for refused reads (instead of `message`).
+    pub read_message: Option<String>,
+    /// Message for refused writes (instead of `message`).
+    pub write_message: Option<String>,
 }
 
 /// `[redirects]`.

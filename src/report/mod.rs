@@ -93,13 +93,26 @@ pub fn human(command: &str, decision: &Decision, color: bool) -> String {
 /// A short, actionable text for the model: what was refused, which rule, what to do.
 /// Rules are named (`paths.read`) but their file locations are left out.
 pub fn for_model(command: &str, decision: &Decision) -> String {
-    let mut out = match decision.verdict {
+    let head = match decision.verdict {
         Verdict::Allow => return String::new(),
-        Verdict::Ask => "This command needs approval and was not run.".to_string(),
-        Verdict::Deny => {
-            "This command was refused by the shellgate policy and was not run.".to_string()
-        }
+        Verdict::Ask => "This command needs approval and was not run.",
+        Verdict::Deny => "This command was refused by the shellgate policy and was not run.",
     };
+    reason_list(head.to_string(), command, decision)
+}
+
+/// The text of an approval prompt, for the person about to decide (an agent's `ask`): the
+/// command has not run yet and runs if they approve. Empty unless the verdict is ask.
+pub fn for_approval(command: &str, decision: &Decision) -> String {
+    if decision.verdict != Verdict::Ask {
+        return String::new();
+    }
+    let head = "The shellgate policy says this command needs your approval before it runs.";
+    reason_list(head.to_string(), command, decision)
+}
+
+/// `out`, then a line for each reason of the decision's verdict (at most five).
+fn reason_list(mut out: String, command: &str, decision: &Decision) -> String {
     for r in decision
         .reasons
         .iter()

@@ -14,6 +14,7 @@
 //! call and show stderr to the model".
 
 use std::io::{Read, Write};
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 
 use clap::ValueEnum;
@@ -56,7 +57,7 @@ pub struct HookOptions<'a> {
     pub agent: Agent,
     /// Policy file or shipped name.
     pub policy: &'a str,
-    /// Workspace root; default: the payload's `cwd`.
+    /// Workspace root; default: the agent's project directory (see [`project_dir`]).
     pub workspace: Option<PathBuf>,
     /// On allow, say nothing so the agent's own permission rules decide.
     pub defer_allow: bool,
@@ -88,8 +89,11 @@ pub fn hook_cmd(opts: &HookOptions<'_>) -> u8 {
     match result {
         Ok(None) => 0,
         Ok(Some(out)) => {
-            let mut stdout = std::io::stdout().lock();
-            match writeln!(stdout, "{out}").and_then(|()| stdout.flush()) {
+            let written = answer_channel().and_then(|mut f| {
+                writeln!(f, "{out}")?;
+                f.flush()
+            });
+            match written {
                 Ok(()) => 0,
                 Err(e) => {
                     eprintln!("shellgate: cannot write the hook answer: {e}; blocking");
@@ -102,6 +106,28 @@ pub fn hook_cmd(opts: &HookOptions<'_>) -> u8 {
             2
         }
     }
+}
+
+/// Standard output, where the agent reads the answer; an error when nobody can read it.
+///
+/// A closed descriptor 1 is reopened on `/dev/null` by Rust's runtime before `main` (and
+/// `std::io::stdout()` reports success on EBADF besides): either way the answer would be
+/// lost, and the agent would see exit 0 with nothing said, which lets the call through. So
+/// `/dev/null` counts as closed; writes go through a duplicate of descriptor 1, which
+/// reports every error (a broken pipe too).
+fn answer_channel() -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let file = std::fs::File::from(std::io::stdout().as_fd().try_clone_to_owned()?);
+    let meta = file.metadata()?;
+    if meta.file_type().is_char_device() {
+        let null = std::fs::metadata("/dev/null")?;
+        if meta.rdev() == null.rdev() {
+            return Err(std::io::Error::other(
+                "standard output is closed (or /dev/null), so the agent cannot read it",
+            ));
+        }
+    }
+    Ok(file)
 }
 
 fn decide(opts: &HookOptions<'_>, input: &[u8]) -> Result<Option<Value>, Block> {
@@ -143,9 +169,25 @@ fn decide(opts: &HookOptions<'_>, input: &[u8]) -> Result<Option<Value>, Block> 
         .ok_or_else(|| {
             Block("the hook input has no absolute \"cwd\": path rules cannot be checked".into())
         })?;
-    let policy = Policy::from_name_or_file(opts.policy)
-        .map_err(|e| Block(format!("cannot load the policy {}: {e}", opts.policy)))?;
-    let workspace = opts.workspace.clone().unwrap_or_else(|| cwd.clone());
+    let (workspace, from) = match &opts.workspace {
+        Some(w) => (w.clone(), "--workspace"),
+        None => project_dir(opts.agent, &cwd, |k| std::env::var_os(k)),
+    };
+    let spec = policy_path(opts.policy, &workspace);
+    let policy = Policy::from_name_or_file(&spec).map_err(|e| {
+        let relative = spec != opts.policy;
+        Block(format!(
+            "cannot load the policy {spec}{}: {e}",
+            if relative {
+                format!(
+                    " (`{}` resolved against the project directory, from {from})",
+                    opts.policy
+                )
+            } else {
+                String::new()
+            }
+        ))
+    })?;
     let mut ctx = Context::new(&workspace).with_cwd(&cwd);
     if opts.agent == Agent::Gemini {
         // run_shell_command runs in `directory` (or `dir_path`), relative to the project root.
@@ -158,8 +200,12 @@ fn decide(opts: &HookOptions<'_>, input: &[u8]) -> Result<Option<Value>, Block> 
         }
     }
     let decision = policy.evaluate(&ctx, command);
-    let reason = match decision.verdict {
-        Verdict::Allow => format!("shellgate: allowed by the policy `{}`", policy.name),
+    let reason = match (decision.verdict, opts.agent) {
+        (Verdict::Allow, _) => format!("shellgate: allowed by the policy `{}`", policy.name),
+        // Claude Code shows an ask's reason in the prompt to the person who is to approve.
+        (Verdict::Ask, Agent::ClaudeCode) => {
+            format!("shellgate: {}", report::for_approval(command, &decision))
+        }
         _ => format!("shellgate: {}", report::for_model(command, &decision)),
     };
     let ask_as_deny = || {
@@ -180,6 +226,46 @@ fn decide(opts: &HookOptions<'_>, input: &[u8]) -> Result<Option<Value>, Block> 
         }
         (Agent::Gemini, Verdict::Deny) => Some(json!({ "decision": "deny", "reason": reason })),
     })
+}
+
+/// The agent's project directory, the default workspace, and where it was found: the
+/// variable the agent sets for its hooks (`$CLAUDE_PROJECT_DIR` for Claude Code;
+/// `$GEMINI_PROJECT_DIR`, or its `$CLAUDE_PROJECT_DIR` alias, for Gemini CLI; Codex sets
+/// none), else the top of the git work tree holding `cwd`, else `cwd` itself. So the
+/// workspace stays the project after the agent's `cd sub`.
+fn project_dir(
+    agent: Agent,
+    cwd: &Path,
+    env: impl Fn(&str) -> Option<std::ffi::OsString>,
+) -> (PathBuf, &'static str) {
+    let vars: &[&'static str] = match agent {
+        Agent::ClaudeCode => &["CLAUDE_PROJECT_DIR"],
+        Agent::Gemini => &["GEMINI_PROJECT_DIR", "CLAUDE_PROJECT_DIR"],
+        Agent::Codex => &[],
+    };
+    for var in vars {
+        if let Some(dir) = env(var).map(PathBuf::from).filter(|d| d.is_absolute()) {
+            return (dir, var);
+        }
+    }
+    // A `.git` directory, or the `.git` file of a linked work tree or submodule.
+    match cwd.ancestors().find(|d| d.join(".git").exists()) {
+        Some(top) => (
+            top.to_path_buf(),
+            "the git work tree holding the payload's cwd",
+        ),
+        None => (cwd.to_path_buf(), "the payload's cwd"),
+    }
+}
+
+/// `--policy`: a shipped name, an absolute path, or a path relative to the project
+/// directory (not to wherever the agent runs the hook from, which follows its `cd`).
+fn policy_path(spec: &str, project: &Path) -> String {
+    if shellgate::policy::SHIPPED.iter().any(|(n, _)| *n == spec) || Path::new(spec).is_absolute() {
+        spec.to_string()
+    } else {
+        project.join(spec).display().to_string()
+    }
 }
 
 fn claude_like(v: Verdict, reason: &str) -> Value {

@@ -12,6 +12,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 use shellgate::{report, Context, Decision, Policy, Verdict};
 
+mod approve;
 mod hooks;
 mod init;
 mod lint;
@@ -118,7 +119,9 @@ enum Cmd {
         agent: hooks::Agent,
         #[command(flatten)]
         policy: PolicyArgs,
-        /// Workspace root for path rules (default: the payload's `cwd`).
+        /// Workspace root for path rules (default: the agent's project directory:
+        /// $CLAUDE_PROJECT_DIR, $GEMINI_PROJECT_DIR, else the git work tree of the payload's
+        /// `cwd`, else that `cwd`). A relative --policy is resolved against it.
         #[arg(long, value_name = "DIR")]
         workspace: Option<PathBuf>,
         /// On allow, print nothing, so that the agent's own permission rules decide
@@ -214,6 +217,13 @@ enum Cmd {
         /// Append an audit record (JSON lines) for each call to this file.
         #[arg(long)]
         audit: Option<PathBuf>,
+        /// Who decides commands the policy marks `ask`: refuse them, allow them, or send an
+        /// `approval_request` line and wait for the `approval_response` line (docs/serve.md).
+        #[arg(long, value_enum, default_value = "deny")]
+        ask: approve::Ask,
+        /// With `--ask prompt`: seconds to wait for an answer before refusing.
+        #[arg(long, default_value = "300", value_parser = parse_secs)]
+        ask_timeout: std::time::Duration,
     },
 }
 
@@ -353,10 +363,13 @@ fn run(cli: Cli) -> Result<u8, String> {
             cwd,
             timeout,
             audit,
+            ask,
+            ask_timeout,
         } => {
             let policy = load(&policy)?;
             let ctx = context(cwd)?;
-            session_cmds::serve_cmd(&policy, &ctx.cwd, timeout, audit.as_deref())
+            let ask = (ask, ask_timeout);
+            session_cmds::serve_cmd(&policy, &ctx.cwd, timeout, audit.as_deref(), ask)
         }
         Cmd::Redact {
             policy,

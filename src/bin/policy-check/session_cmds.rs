@@ -9,6 +9,9 @@
 //! - anything else (malformed JSON, not UTF-8, a blank line, another kind of object) →
 //!   `{"type": "error", "error": {"type": "invalid_request_error", "message": "..."}}`.
 //!
+//! With `--ask prompt`, a call the policy marks `ask` first gets an `approval_request` line and
+//! waits for the application's `approval_response` line ([`crate::approve`]).
+//!
 //! One bash session serves every line; at end of input it is killed (its whole process group).
 //! Exit status: 0 at end of input, 2 when the session cannot start or stdout fails.
 //!
@@ -22,10 +25,12 @@ use std::time::Duration;
 
 use serde_json::Value;
 use shellgate::middleware::{
-    AuditLog, BashSession, Guard, Outcome, RedactThenTruncate, SessionConfig,
+    ApprovalRequest, AuditLog, BashSession, Guard, Outcome, RedactThenTruncate, SessionConfig,
 };
 use shellgate::truncate::TruncateConfig;
 use shellgate::{Context, Policy};
+
+use crate::approve::{approval_response, Ask, Event, LineApprover, Lines};
 
 fn guard(policy: &Policy, cwd: &Path, timeout: Duration) -> Result<Guard<BashSession>, String> {
     let cwd = if cwd.is_absolute() {
@@ -49,33 +54,47 @@ fn guard(policy: &Policy, cwd: &Path, timeout: Duration) -> Result<Guard<BashSes
     Ok(Guard::new(policy.clone(), Context::new(&cwd), session).with_filter(filter))
 }
 
-/// `policy-check serve`: JSON lines in, one JSON line out per line in.
+/// `policy-check serve`: JSON lines in, one JSON line out per line in (and, with
+/// `--ask prompt`, an `approval_request` line out and its answer in: see [`approve`]).
 pub fn serve_cmd(
     policy: &Policy,
     cwd: &Path,
     timeout: Duration,
     audit: Option<&Path>,
+    ask: (Ask, Duration),
 ) -> Result<u8, String> {
     let mut guard = guard(policy, cwd, timeout)?;
     if let Some(path) = audit {
         guard = guard.with_audit(AuditLog::open(path).map_err(|e| e.to_string())?);
     }
-    let stdin = std::io::stdin();
+    // Lines are capped like `check`'s, so endless input cannot exhaust memory; a line that
+    // is too long still gets its answer.
+    let input = Lines::stdin();
+    guard = match ask.0 {
+        Ask::Deny => guard,
+        Ask::Allow => guard.with_approver(|_: &ApprovalRequest<'_>| true),
+        Ask::Prompt => guard.with_approver(LineApprover::new(input.clone(), ask.1)),
+    };
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    let mut input = stdin.lock();
-    let mut line = Vec::new();
     loop {
-        // Lines are capped like `check`'s, so endless input cannot exhaust memory; a line
-        // that is too long still gets its answer.
-        let answered = match super::read_line_capped(&mut input, &mut line, super::MAX_LINE) {
-            Ok(super::LineRead::Eof) => break,
-            Ok(super::LineRead::Line) => answer(&mut guard, &line),
-            Ok(super::LineRead::TooLong) => error(&format!(
+        let answered = match input.next() {
+            Event::Eof => break,
+            Event::Line(line) => match approval_response(&line) {
+                // An answer nobody waits for (late, or for another call) gets none.
+                Some((id, _)) => {
+                    eprintln!(
+                        "shellgate: ignoring an approval_response for {id:?}: none is awaited"
+                    );
+                    continue;
+                }
+                None => answer(&mut guard, &line),
+            },
+            Event::TooLong => error(&format!(
                 "line longer than {} bytes, skipped",
                 super::MAX_LINE
             )),
-            Err(e) => return Err(format!("cannot read stdin: {e}")),
+            Event::Failed(e) => return Err(e),
         };
         let mut text = answered.map_err(|e| format!("cannot encode an answer: {e}"))?;
         text.push('\n');
