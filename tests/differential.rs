@@ -989,3 +989,79 @@ fn field_splitting_attacks_are_refused_for_what_bash_really_runs() {
             .is_allowed());
     }
 }
+
+/// `Word::fields` against bash itself: for generated words, the words `printf '%s\0' WORD`
+/// prints in the option-named workspace must fit the shape shellgate gives the word.
+#[test]
+fn word_fields_agree_with_bash() {
+    use shellgate::shell::{Fields, Known, Lead};
+    let (sb, _ctx) = fidelity_sandbox();
+    let cases = std::env::var("FIELDS_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(300);
+    let mut runner = TestRunner::new(Config {
+        cases,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let word = prop::collection::vec(fidelity_piece(), 1..4).prop_map(|p| p.concat());
+    let result = runner.run(&(word, prop::sample::select(VALUES)), |(word, v)| {
+        let q = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
+        let script = format!("v={}; w={}; a=(x y); printf '%s\\0' {word}", q(v), q(v));
+        let Ok(parsed) = shellgate::shell::parse(&script) else {
+            return Ok(()); // refused by the parser: nothing to compare
+        };
+        let cmds = parsed.all_simple_commands();
+        let Some(cmd) = cmds
+            .iter()
+            .find(|c| c.words.first().and_then(|w| w.static_value()).as_deref() == Some("printf"))
+        else {
+            return Ok(());
+        };
+        let out = std::process::Command::new("/bin/bash")
+            .args(["--norc", "--noprofile", "-c", &script])
+            .current_dir(&sb.ws)
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("HOME", &sb.ws)
+            .output()
+            .expect("bash runs");
+        let mut got: Vec<String> = String::from_utf8_lossy(&out.stdout)
+            .split('\0')
+            .map(str::to_string)
+            .collect();
+        got.pop(); // after the last NUL
+        let known = Known {
+            pwd_splits: Known::value_splits(&sb.ws.to_string_lossy()),
+            home_splits: Known::value_splits(&sb.ws.to_string_lossy()),
+        };
+        // The words after `printf '%s\0'`: one shell word each, in order.
+        let words = &cmd.words[2..];
+        if words.len() != 1 {
+            return Ok(()); // the generated text held a blank: several words
+        }
+        let fields = words[0].fields(&known);
+        let begins = |lead: &Lead, s: &str| match lead {
+            Lead::Absolute => s.starts_with('/'),
+            Lead::Text(t) => s.starts_with(t.as_str()),
+        };
+        let ok = match &fields {
+            Fields::Static(s) => got == vec![s.clone()],
+            Fields::One { lead } => got.len() == 1 && begins(lead, &got[0]),
+            Fields::Many { lead, split, .. } => {
+                let first_ok = got.first().is_none_or(|f| begins(lead, f));
+                let rest_ok = *split || got.iter().all(|f| begins(lead, f));
+                first_ok && rest_ok
+            }
+        };
+        prop_assert!(
+            ok,
+            "{script:?}: shellgate says {fields:?}, bash made {got:?}"
+        );
+        Ok(())
+    });
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+}
