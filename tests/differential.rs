@@ -914,21 +914,28 @@ fn every_argv_bash_runs_for_an_allowed_command_is_allowed_as_plain_words() {
         failure_persistence: None,
         ..Config::default()
     });
+    // ARGV_HUNT=1 keeps going after a finding and reports them all (no shrinking).
+    let hunt = std::env::var_os("ARGV_HUNT").is_some();
     let allowed = std::cell::Cell::new(0usize);
+    let findings = std::cell::RefCell::new(Vec::new());
     let result = runner.run(&fidelity_command(), |cmd| {
         for policy in &policies {
             match fidelity_check(&sb, &ctx, policy, &cmd) {
                 Ok(true) => allowed.set(allowed.get() + 1),
                 Ok(false) => {}
+                Err(e) if hunt => findings.borrow_mut().push(e),
                 Err(e) => return Err(TestCaseError::fail(e)),
             }
         }
         Ok(())
     });
     eprintln!(
-        "argv fidelity: {cases} generated commands, {} allowed (and run) under a shipped policy",
-        allowed.get()
+        "argv fidelity: {cases} generated commands, {} allowed (and run) under a shipped policy, {} findings",
+        allowed.get(),
+        findings.borrow().len()
     );
+    let findings = findings.into_inner();
+    assert!(findings.is_empty(), "{}", findings.join("\n"));
     if let Err(e) = result {
         panic!("{e}");
     }

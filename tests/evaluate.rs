@@ -1234,6 +1234,11 @@ fn globs_are_harmless_for_programs_whose_options_cannot_do_harm() {
         read_only(),
         &[
             ("grep foo *", "dynamic-argument"),
+            // A match like `-sd` is the cluster `-s -d`, and `-d` takes the next word
+            // (found by the argv-fidelity campaign: `cut -*-d`).
+            ("cut -*-d", "dynamic-argument"),
+            ("cut -f1 -s* a.txt", "dynamic-argument"),
+            ("grep x --m*", "dynamic-argument"),
             ("grep foo ?? /etc/passwd", "*"),
             ("sort *.txt", "dynamic-argument"),
             ("wc -l *.rs", "dynamic-argument"),

@@ -886,9 +886,12 @@ fn shifts_roles(rule: &ProgramRule) -> bool {
     !rule.options_with_value.is_empty() && checked_operands(rule)
 }
 
-/// Whether a glob could match a file named exactly `--` or exactly an option that takes the
-/// next word as its value (the only matches that change what the words after it are, when
-/// every option of the program is allowed).
+/// Whether a file name a glob matches could take the next word as an option's value, or be
+/// `--`: the only matches that change what the words after it are, when no option of the
+/// program can do harm by itself. That is `--`; a value-taking long option or any prefix of it
+/// that GNU getopt_long accepts as an abbreviation (`--delim`); a value-taking option of a
+/// program whose options are words (`find -name`); and a cluster of short options that ends
+/// in a value-taking one (`-sd` is `-s -d VALUE`).
 fn glob_may_shift(rule: &ProgramRule, w: &Word) -> bool {
     let Some(pattern) = w.glob_pattern() else {
         return true;
@@ -901,7 +904,55 @@ fn glob_may_shift(rule: &ProgramRule, w: &Word) -> bool {
         return true;
     };
     let m = glob.compile_matcher();
-    m.is_match("--") || rule.options_with_value.iter().any(|o| m.is_match(o))
+    if m.is_match("--") {
+        return true;
+    }
+    let mut short_letters = Vec::new();
+    for o in &rule.options_with_value {
+        if o.starts_with("--") {
+            let abbreviations = (3..=o.len()).filter(|&n| o.is_char_boundary(n));
+            if abbreviations.into_iter().any(|n| m.is_match(&o[..n])) {
+                return true;
+            }
+        } else if rule.single_dash_long || o.chars().count() != 2 {
+            if m.is_match(o) {
+                return true;
+            }
+        } else if let Some(c) = o.chars().nth(1) {
+            short_letters.push(c);
+        }
+    }
+    match last_char(&pattern) {
+        LastChar::Any => !short_letters.is_empty(),
+        LastChar::Is(c) => short_letters.contains(&c),
+    }
+}
+
+/// What the last character of a glob's matches can be.
+enum LastChar {
+    Any,
+    Is(char),
+}
+
+fn last_char(pattern: &str) -> LastChar {
+    let chars: Vec<char> = pattern.chars().collect();
+    let Some(&last) = chars.last() else {
+        return LastChar::Any;
+    };
+    let escaped = chars.len() >= 2 && chars[chars.len() - 2] == '\\' && {
+        // An odd run of backslashes before it escapes it.
+        let run = chars[..chars.len() - 1]
+            .iter()
+            .rev()
+            .take_while(|&&c| c == '\\')
+            .count();
+        run % 2 == 1
+    };
+    if escaped || !matches!(last, '*' | '?' | ']') {
+        LastChar::Is(last)
+    } else {
+        LastChar::Any
+    }
 }
 
 /// Whether some operand of the rule has a kind that is checked (a path, a variable name, ...).
