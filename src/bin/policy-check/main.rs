@@ -3,6 +3,7 @@
 //! Exit codes: 0 every command allowed (or the policy's examples pass), 1 a command was denied
 //! or needs approval (or an example failed), 2 a usage error or an unreadable/invalid policy.
 
+mod sandbox_cmd;
 mod session_cmds;
 
 use std::io::{BufRead, Write};
@@ -196,6 +197,8 @@ enum Cmd {
         /// Seconds the command may run before the session is killed.
         #[arg(long, default_value = "30", value_parser = parse_secs)]
         timeout: std::time::Duration,
+        #[command(flatten)]
+        session: session_cmds::SessionArgs,
         /// The command (after `--`; several words are joined with spaces).
         #[arg(last = true, required = true)]
         command: Vec<String>,
@@ -214,7 +217,16 @@ enum Cmd {
         /// Append an audit record (JSON lines) for each call to this file.
         #[arg(long)]
         audit: Option<PathBuf>,
+        #[command(flatten)]
+        session: session_cmds::SessionArgs,
+        /// At end of input: `stop` ends a running command at once and answers lines not yet
+        /// run with an error; `finish` answers every line already read first.
+        #[arg(long, value_enum, default_value = "stop")]
+        at_eof: session_cmds::AtEof,
     },
+    /// Run a program inside the kernel sandbox (Landlock, limits, its own PID namespace),
+    /// with rules from a policy: how serve and run start their shell.
+    Sandbox(sandbox_cmd::SandboxArgs),
 }
 
 fn parse_secs(s: &str) -> Result<std::time::Duration, String> {
@@ -342,22 +354,33 @@ fn run(cli: Cli) -> Result<u8, String> {
             policy,
             cwd,
             timeout,
+            session,
             command,
         } => {
             let policy = load(&policy)?;
             let ctx = context(cwd)?;
-            session_cmds::run_cmd(&policy, &ctx.cwd, timeout, &command.join(" "))
+            session_cmds::run_cmd(&policy, &ctx.cwd, timeout, &session, &command.join(" "))
         }
         Cmd::Serve {
             policy,
             cwd,
             timeout,
             audit,
+            session,
+            at_eof,
         } => {
             let policy = load(&policy)?;
             let ctx = context(cwd)?;
-            session_cmds::serve_cmd(&policy, &ctx.cwd, timeout, audit.as_deref())
+            session_cmds::serve_cmd(
+                &policy,
+                &ctx.cwd,
+                timeout,
+                audit.as_deref(),
+                &session,
+                at_eof,
+            )
         }
+        Cmd::Sandbox(args) => sandbox_cmd::sandbox_cmd(args),
         Cmd::Redact {
             policy,
             rules,

@@ -1,0 +1,112 @@
+//! Rules that apply only under the kernel sandbox: `[sandbox.programs]` and
+//! `[sandbox] workspace_binaries`.
+//!
+//! Running code the agent wrote (`python3 x.py`, `./a.out`, `make`) cannot be checked from the
+//! command text; the sandbox bounds what it does instead. So these rules are tried only when
+//! the ordinary rules do not allow a command, and a command they allow runs only when the
+//! context says the sandbox enforces: otherwise it is refused with `sandbox-required` (the
+//! policy or the executor does not sandbox) or `sandbox-unavailable` (the policy asks for the
+//! sandbox but the kernel cannot give it).
+
+use crate::policy::{ProgramRule, Verdict};
+use crate::shell::{Span, Word};
+
+use super::{paths, Eval};
+
+/// Whether the commands of a context run under the kernel sandbox.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxState {
+    /// Not sandboxed (a hook, a CI check, an executor without the sandbox, `mode = "off"`).
+    #[default]
+    Off,
+    /// Landlock and the policy's limits confine every process of the session.
+    Enforced,
+    /// The policy asks for the sandbox but the kernel lacks Landlock (or a needed feature).
+    Unavailable,
+}
+
+impl<'a> Eval<'a> {
+    /// Decide the command by a sandbox-only rule, if one applies; `false` leaves it to the
+    /// ordinary rules (and their reasons).
+    pub(super) fn sandbox_code(&mut self, name: &str, words: &[Word], span: Span) -> bool {
+        let Some((rule, label)) = self.sandbox_rule(name, words) else {
+            return false;
+        };
+        // The ordinary rules first: what they allow needs no sandbox.
+        if self.trial(|e| e.program_named(name, words, span)) {
+            return false;
+        }
+        // Then the sandbox-only rule: if it does not allow the command either, the ordinary
+        // rules' reasons are the ones to show.
+        if !self.trial(|e| e.args(rule, &words[1..], words[0].span, span)) {
+            return false;
+        }
+        // Run for real this time (for side effects such as path bookkeeping); it adds no
+        // reasons, since the trial allowed it.
+        self.args(rule, &words[1..], words[0].span, span);
+        let (code, why) = match self.ctx.sandbox {
+            SandboxState::Enforced => return true,
+            SandboxState::Off => (
+                "sandbox-required",
+                "it runs code that cannot be checked from the command, which is allowed only \
+                 inside the kernel sandbox, and this session is not sandboxed",
+            ),
+            SandboxState::Unavailable => (
+                "sandbox-unavailable",
+                "it runs code that cannot be checked from the command, which is allowed only \
+                 inside the kernel sandbox, and this kernel cannot provide it (Landlock is \
+                 missing or too old)",
+            ),
+        };
+        let rule_ref = rule.rule.clone();
+        self.reason(
+            code,
+            Verdict::Deny,
+            Some(&rule_ref),
+            format!("`{label}` is refused: {why}"),
+            words[0].span,
+        );
+        true
+    }
+
+    /// The sandbox-only rule for this command: `[sandbox.programs.NAME]`, or
+    /// `workspace_binaries` for a program given by a path inside a workspace root.
+    fn sandbox_rule(&self, name: &str, words: &[Word]) -> Option<(&'a ProgramRule, String)> {
+        let policy: &'a crate::policy::Policy = self.policy;
+        let sb = &policy.sandbox;
+        if let Some(rule) = sb.programs.get(name) {
+            return Some((rule, name.to_string()));
+        }
+        let rule = sb.workspace_binaries.as_ref()?;
+        if !name.contains('/') {
+            return None;
+        }
+        let first = words.first()?;
+        let inside = !self.cwds.is_empty()
+            && self
+                .cwds
+                .iter()
+                .all(|cwd| match paths::resolve(first, self.ctx, cwd) {
+                    paths::Resolved::Exact(p) => self
+                        .ctx
+                        .workspace
+                        .iter()
+                        .any(|root| p.starts_with(root) && p != *root),
+                    _ => false,
+                });
+        inside.then(|| (rule, name.to_string()))
+    }
+
+    /// Run `check` with its own reasons; whether it found nothing against the command.
+    fn trial(&mut self, check: impl FnOnce(&mut Self)) -> bool {
+        let saved = std::mem::take(&mut self.reasons);
+        let saved_targets = self.cd_targets.take();
+        let saved_commands = self.commands;
+        check(self);
+        let trial = std::mem::replace(&mut self.reasons, saved);
+        self.cd_targets = saved_targets;
+        self.commands = saved_commands;
+        trial.iter().all(|r| r.verdict == Verdict::Allow)
+    }
+}

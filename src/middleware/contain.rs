@@ -1,0 +1,142 @@
+//! Process containment: whatever a session starts ends with it.
+//!
+//! - Every live [`BashSession`](super::BashSession) registers its process group here, so that
+//!   a signal handler (or end of input) can kill every session at once:
+//!   [`kill_all_sessions`].
+//! - [`descendants`] lists a process's descendants from `/proc` (by parent pid, not by name),
+//!   and [`kill_tree`] kills them until none is left. Under the sandbox launcher the shell is
+//!   the init of its own PID namespace, so a process that left the process group (`setsid`,
+//!   a double fork, `timeout`) is reparented to the shell and is still its descendant; and
+//!   when the shell dies, the kernel kills the whole namespace.
+//! - [`on_termination_signals`] turns SIGTERM, SIGINT and SIGHUP into a callback on a thread
+//!   of its own (signals blocked, then `sigwait`: no `unsafe`, no async-signal-safety rules).
+
+use std::collections::BTreeSet;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{kill, killpg, SigSet, Signal};
+use nix::unistd::Pid;
+
+static LIVE: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
+
+pub(crate) fn register(pgid: Pid) {
+    if let Ok(mut live) = LIVE.lock() {
+        live.insert(pgid.as_raw());
+    }
+}
+
+pub(crate) fn unregister(pgid: Pid) {
+    if let Ok(mut live) = LIVE.lock() {
+        live.remove(&pgid.as_raw());
+    }
+}
+
+/// SIGKILL to the process group of every live session of this process (their shells, the
+/// launchers, and with them each session's PID namespace). Safe to call from any thread;
+/// the sessions notice on their next read and report that the shell exited.
+pub fn kill_all_sessions() {
+    let groups: Vec<i32> = match LIVE.lock() {
+        Ok(live) => live.iter().copied().collect(),
+        Err(poisoned) => poisoned.into_inner().iter().copied().collect(),
+    };
+    for g in groups {
+        // ESRCH: already gone.
+        let _ = killpg(Pid::from_raw(g), Signal::SIGKILL);
+    }
+}
+
+/// Block SIGTERM, SIGINT and SIGHUP in the calling thread (and so in every thread it starts
+/// afterwards: call this first in `main`) and call `f` with each one that arrives, on a
+/// thread of its own. Children started with `std::process::Command` get a clean signal mask.
+pub fn on_termination_signals(f: impl Fn(Signal) + Send + 'static) -> Result<(), std::io::Error> {
+    let mut set = SigSet::empty();
+    set.add(Signal::SIGTERM);
+    set.add(Signal::SIGINT);
+    set.add(Signal::SIGHUP);
+    set.thread_block().map_err(std::io::Error::from)?;
+    std::thread::Builder::new()
+        .name("shellgate-signals".into())
+        .spawn(move || loop {
+            if let Ok(sig) = set.wait() {
+                f(sig);
+            }
+        })?;
+    Ok(())
+}
+
+/// `(pid, ppid, zombie)` of every process, from `/proc`.
+fn processes() -> Vec<(i32, i32, bool)> {
+    let mut out = Vec::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for entry in dir.flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // The command name is in parentheses and may contain anything: split after the last.
+        let Some((_, rest)) = stat.rsplit_once(") ") else {
+            continue;
+        };
+        let mut fields = rest.split(' ');
+        let state = fields.next().unwrap_or("");
+        let Some(ppid) = fields.next().and_then(|p| p.parse::<i32>().ok()) else {
+            continue;
+        };
+        out.push((pid, ppid, state == "Z" || state == "X"));
+    }
+    out
+}
+
+/// The live (not zombie) children of `parent`.
+pub fn children(parent: Pid) -> Vec<Pid> {
+    processes()
+        .into_iter()
+        .filter(|&(_, ppid, zombie)| ppid == parent.as_raw() && !zombie)
+        .map(|(pid, _, _)| Pid::from_raw(pid))
+        .collect()
+}
+
+/// The live (not zombie) descendants of `root`.
+pub fn descendants(root: Pid) -> Vec<Pid> {
+    let procs = processes();
+    let mut found = Vec::new();
+    let mut frontier = vec![root.as_raw()];
+    let mut seen = BTreeSet::new();
+    while let Some(p) = frontier.pop() {
+        for &(pid, ppid, zombie) in &procs {
+            if ppid == p && seen.insert(pid) {
+                frontier.push(pid);
+                if !zombie {
+                    found.push(Pid::from_raw(pid));
+                }
+            }
+        }
+    }
+    found
+}
+
+/// SIGKILL every descendant of `root` (not `root` itself) until none is left or `within`
+/// has passed; whether none is left. Children that a killed process leaves behind are
+/// reparented to the nearest subreaper (under the launcher: the shell), found on the next
+/// round.
+pub fn kill_tree(root: Pid, within: Duration) -> bool {
+    let until = Instant::now() + within;
+    loop {
+        let left = descendants(root);
+        if left.is_empty() {
+            return true;
+        }
+        for p in &left {
+            let _ = kill(*p, Signal::SIGKILL);
+        }
+        if Instant::now() >= until {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
