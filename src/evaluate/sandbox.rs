@@ -33,18 +33,30 @@ impl<'a> Eval<'a> {
         let Some((rule, label)) = self.sandbox_rule(name, words) else {
             return false;
         };
+        let key = if rule.name == "workspace binary" {
+            "workspace_binaries"
+        } else {
+            name
+        };
+        // The words the rule checks: for a script runner, up to the script itself (what
+        // follows is the script's business; its expansions are still checked as words).
+        let checked = if self.policy.sandbox.script_arguments.contains(key) {
+            &words[..script_end(rule, words)]
+        } else {
+            words
+        };
         // The ordinary rules first: what they allow needs no sandbox.
         if self.trial(|e| e.program_named(name, words, span)) {
             return false;
         }
         // Then the sandbox-only rule: if it does not allow the command either, the ordinary
         // rules' reasons are the ones to show.
-        if !self.trial(|e| e.args(rule, &words[1..], words[0].span, span)) {
+        if !self.trial(|e| e.args(rule, &checked[1..], words[0].span, span)) {
             return false;
         }
         // Run for real this time (for side effects such as path bookkeeping); it adds no
         // reasons, since the trial allowed it.
-        self.args(rule, &words[1..], words[0].span, span);
+        self.args(rule, &checked[1..], words[0].span, span);
         let (code, why) = match self.ctx.sandbox {
             SandboxState::Enforced => return true,
             SandboxState::Off => (
@@ -109,4 +121,28 @@ impl<'a> Eval<'a> {
         self.commands = saved_commands;
         trial.iter().all(|r| r.verdict == Verdict::Allow)
     }
+}
+
+/// The end of a script runner's own words: just past its first operand (skipping option
+/// values), or all of them.
+fn script_end(rule: &ProgramRule, words: &[Word]) -> usize {
+    let mut i = 1;
+    while i < words.len() {
+        let Some(v) = words[i].static_value() else {
+            return i + 1;
+        };
+        if v == "--" {
+            return (i + 2).min(words.len());
+        }
+        if v.starts_with('-') && v != "-" {
+            i += if rule.options_with_value.contains(&v) {
+                2
+            } else {
+                1
+            };
+            continue;
+        }
+        return i + 1;
+    }
+    words.len()
 }

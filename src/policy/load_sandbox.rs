@@ -71,6 +71,8 @@ impl Loader {
                 sb.workspace_binaries = Some(rule);
             }
         }
+        sb.script_arguments
+            .extend(raw.script_arguments.iter().map(|n| n.get_ref().clone()));
         self.policy.sandbox = sb;
     }
 

@@ -44,6 +44,11 @@ pub struct RawSandbox {
     /// The rule for a program run by a path inside the workspace (`./a.out`, `build/app`),
     /// allowed only while the sandbox enforces.
     pub workspace_binaries: Option<RawProgram>,
+    /// Programs of `[sandbox.programs]` (and "workspace_binaries") whose words after the first
+    /// operand are the script's own arguments, not the program's options (`python3 x.py -v`).
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub script_arguments: Vec<Spanned<String>>,
 }
 
 /// `[sandbox.limits]` as written.
@@ -142,6 +147,8 @@ pub struct SandboxPolicy {
     pub programs: BTreeMap<String, ProgramRule>,
     /// The rule for programs run by a path inside the workspace.
     pub workspace_binaries: Option<ProgramRule>,
+    /// Programs whose words after the first operand belong to the script they run.
+    pub script_arguments: std::collections::BTreeSet<String>,
     /// Where `mode` was set (for reasons).
     pub rule: Option<RuleRef>,
 }

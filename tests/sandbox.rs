@@ -1,0 +1,463 @@
+//! The kernel sandbox and process containment of `policy-check serve` / `run`, attacked the
+//! way a hostile workspace script would. Processes are tracked by pid (the `/proc` parent
+//! chain), never by name. CI runs as root, so every confinement asserted here is one that
+//! file permissions do not give (a control run without the sandbox shows the attack works).
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+const POLICY: &str = r#"
+[policy]
+name = "sandbox-test"
+default = "deny"
+
+[paths]
+read = ["{workspace}", "{workspace}/**"]
+write = ["/dev/null", "{workspace}/**"]
+
+[programs.echo]
+operands = "text"
+
+[programs.sleep]
+operands = "text"
+
+[sandbox]
+mode = "enforce"
+network = "off"
+script_arguments = ["bash"]
+
+[sandbox.limits]
+file_size = 1048576
+processes = 64
+
+[sandbox.programs.bash]
+operands = ["path-read", "text..."]
+min_operands = 1
+"#;
+
+fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_policy-check"))
+}
+
+/// `tmp/ws` (the workspace), `tmp/outside` (a decoy secret, mode 0600), `tmp/policy.toml`.
+fn setup() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::create_dir_all(dir.path().join("outside")).unwrap();
+    let decoy = dir.path().join("outside/secret");
+    std::fs::write(&decoy, "DECOY-SECRET-4711\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&decoy, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::write(dir.path().join("policy.toml"), POLICY).unwrap();
+    (dir, ws)
+}
+
+struct Serve {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl Serve {
+    fn start(dir: &Path, ws: &Path, extra: &[&str]) -> Serve {
+        let mut child = Command::new(bin())
+            .arg("serve")
+            .arg("--policy")
+            .arg(dir.join("policy.toml"))
+            .arg("--cwd")
+            .arg(ws)
+            .args(extra)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        Serve {
+            child,
+            stdin,
+            stdout,
+        }
+    }
+
+    fn send(&mut self, command: &str) {
+        let line = json!({"type": "tool_use", "id": "t", "name": "bash",
+                          "input": {"command": command}});
+        writeln!(self.stdin.as_mut().unwrap(), "{line}").unwrap();
+    }
+
+    fn answer(&mut self) -> Value {
+        let mut l = String::new();
+        self.stdout.read_line(&mut l).unwrap();
+        serde_json::from_str(&l).unwrap_or_else(|e| panic!("{l:?}: {e}"))
+    }
+
+    fn call(&mut self, command: &str) -> Value {
+        self.send(command);
+        self.answer()
+    }
+
+    fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
+    /// Wait for serve to exit (within `within`).
+    fn exits_within(&mut self, within: Duration) -> std::process::ExitStatus {
+        let until = Instant::now() + within;
+        loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                return s;
+            }
+            assert!(Instant::now() < until, "serve did not exit in {within:?}");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `(pid, ppid)` of every live (not zombie) process.
+fn procs() -> Vec<(i32, i32)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let Some((_, rest)) = stat.rsplit_once(") ") else {
+            continue;
+        };
+        let f: Vec<&str> = rest.split(' ').collect();
+        if f[0] == "Z" || f[0] == "X" {
+            continue;
+        }
+        out.push((pid, f[1].parse().unwrap()));
+    }
+    out
+}
+
+fn descendants(root: i32) -> Vec<i32> {
+    let all = procs();
+    let mut found = Vec::new();
+    let mut frontier = vec![root];
+    while let Some(p) = frontier.pop() {
+        for &(pid, ppid) in &all {
+            if ppid == p && !found.contains(&pid) {
+                found.push(pid);
+                frontier.push(pid);
+            }
+        }
+    }
+    found
+}
+
+fn alive(pid: i32) -> bool {
+    procs().iter().any(|&(p, _)| p == pid)
+}
+
+/// Every pid in `pids` is gone within `within`.
+fn all_die(pids: &[i32], within: Duration) {
+    let until = Instant::now() + within;
+    loop {
+        let left: Vec<i32> = pids.iter().copied().filter(|&p| alive(p)).collect();
+        if left.is_empty() {
+            return;
+        }
+        assert!(Instant::now() < until, "still alive: {left:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn content(v: &Value) -> String {
+    v["content"].as_str().unwrap_or_default().to_string()
+}
+
+/// A script that leaves processes behind in every way that escapes a process group.
+const SPAWN: &str = "\
+setsid sleep 600 &
+timeout 600 sleep 600 &
+( ( sleep 600 & ) & )
+setsid bash -c '( sleep 600 & ); sleep 600' &
+sleep 0.3
+echo spawned
+";
+
+/// Start serve keeping background jobs, run SPAWN; the pids of everything below serve.
+fn spawned(extra: &[&str]) -> (tempfile::TempDir, Serve, Vec<i32>) {
+    let (dir, ws) = setup();
+    std::fs::write(ws.join("spawn.sh"), SPAWN).unwrap();
+    let mut args = vec!["--keep-background", "--timeout", "5"];
+    args.extend_from_slice(extra);
+    let mut s = Serve::start(dir.path(), &ws, &args);
+    let a = s.call("bash spawn.sh");
+    assert_eq!(content(&a), "spawned\n", "{a}");
+    let below = descendants(s.pid());
+    // launcher, shell, and at least the 6 sleepers and their helpers
+    assert!(
+        below.len() >= 8,
+        "expected the sleepers below serve: {below:?}"
+    );
+    (dir, s, below)
+}
+
+fn require_landlock() {
+    if let Err(e) = shellgate::middleware::sandbox::landlock_available() {
+        panic!("this kernel cannot enforce the sandbox ({e}); these tests need Landlock ABI 6");
+    }
+}
+
+#[test]
+fn a_hostile_script_cannot_leave_the_workspace() {
+    require_landlock();
+    let (dir, ws) = setup();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let outside = dir.path().join("outside");
+    let script = format!(
+        "echo in > inside.txt && echo WRITE_IN_OK\n\
+         echo x > {out}/escape.txt && echo WRITE_OUT_OK\n\
+         cat {out}/secret\n\
+         ln -s {out}/secret lnk && cat lnk\n\
+         ln -s {out} dirlnk && cat dirlnk/secret\n\
+         (exec 3<>/dev/tcp/127.0.0.1/{port}) && echo CONNECT_OK\n\
+         head -c 3000000 /dev/zero > big.bin; echo size=$(stat -c %s big.bin)\n\
+         cat /etc/shadow >/dev/null && echo SHADOW_OK\n\
+         echo tmp > \"$TMPDIR/t\" && echo TMP_OK\n\
+         echo done\n",
+        out = outside.display()
+    );
+    std::fs::write(ws.join("attack.sh"), &script).unwrap();
+
+    // Control: the same script without the sandbox does everything (root, no Landlock).
+    let control = Command::new("bash")
+        .arg("attack.sh")
+        .current_dir(&ws)
+        .env("TMPDIR", dir.path())
+        .output()
+        .unwrap();
+    let control = String::from_utf8_lossy(&control.stdout).into_owned();
+    assert!(control.contains("DECOY-SECRET-4711"), "{control}");
+    assert!(control.contains("WRITE_OUT_OK"), "{control}");
+    std::fs::remove_file(outside.join("escape.txt")).unwrap();
+    std::fs::remove_file(ws.join("lnk")).unwrap();
+    std::fs::remove_file(ws.join("dirlnk")).unwrap();
+    while listener.accept().is_ok() {}
+
+    let mut s = Serve::start(dir.path(), &ws, &["--timeout", "10"]);
+    let a = s.call("bash attack.sh");
+    let out = content(&a);
+    assert!(out.contains("WRITE_IN_OK"), "{out}");
+    assert!(out.contains("TMP_OK"), "{out}");
+    assert!(out.contains("done"), "{out}");
+    for bad in [
+        "WRITE_OUT_OK",
+        "DECOY-SECRET-4711",
+        "CONNECT_OK",
+        "SHADOW_OK",
+    ] {
+        assert!(!out.contains(bad), "{bad} in {out}");
+    }
+    assert!(out.contains("size=1048576"), "file size not bounded: {out}");
+    assert!(!outside.join("escape.txt").exists());
+    assert!(
+        listener.accept().is_err(),
+        "a connection reached the listener"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("inside.txt")).unwrap(),
+        "in\n"
+    );
+}
+
+#[test]
+fn workspace_code_needs_the_sandbox() {
+    let (dir, ws) = setup();
+    std::fs::write(ws.join("hello.sh"), "echo hello from the script\n").unwrap();
+    let mut s = Serve::start(dir.path(), &ws, &["--no-sandbox"]);
+    let a = s.call("bash hello.sh");
+    assert_eq!(a["is_error"], true, "{a}");
+    assert!(content(&a).contains("sandbox-required"), "{a}");
+    require_landlock();
+    let mut s = Serve::start(dir.path(), &ws, &[]);
+    let a = s.call("bash hello.sh");
+    assert_eq!(content(&a), "hello from the script\n", "{a}");
+    // A script outside the workspace is not workspace code.
+    let a = s.call("bash ../outside/secret");
+    assert_eq!(a["is_error"], true, "{a}");
+    assert!(!content(&a).contains("sandbox-required"), "{a}");
+}
+
+#[test]
+fn processes_that_left_the_group_die_with_the_call() {
+    let (dir, ws) = setup();
+    std::fs::write(ws.join("spawn.sh"), SPAWN).unwrap();
+    let mut s = Serve::start(dir.path(), &ws, &["--timeout", "5"]);
+    let a = s.call("bash spawn.sh");
+    assert_eq!(content(&a), "spawned\n", "{a}");
+    // Only the launcher and its shell are left below serve.
+    let below = descendants(s.pid());
+    assert_eq!(below.len(), 2, "left behind: {below:?}");
+    // And their output never reaches a later answer.
+    let a = s.call("echo next");
+    assert_eq!(content(&a), "next\n", "{a}");
+}
+
+#[test]
+fn sigterm_to_serve_kills_every_descendant() {
+    let (_dir, mut s, below) = spawned(&[]);
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(s.pid()),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let status = s.exits_within(Duration::from_secs(3));
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::into_raw(status) >> 8,
+        128 + 15
+    );
+    all_die(&below, Duration::from_secs(3));
+}
+
+#[test]
+fn sighup_and_sigint_to_serve_kill_every_descendant() {
+    for sig in [
+        nix::sys::signal::Signal::SIGHUP,
+        nix::sys::signal::Signal::SIGINT,
+    ] {
+        let (_dir, mut s, below) = spawned(&[]);
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(s.pid()), sig).unwrap();
+        s.exits_within(Duration::from_secs(3));
+        all_die(&below, Duration::from_secs(3));
+    }
+}
+
+#[test]
+fn sigkill_of_serve_kills_every_descendant() {
+    // No handler can run: the launcher and the shell die with their parents
+    // (PR_SET_PDEATHSIG), and with the shell its PID namespace.
+    let (_dir, mut s, below) = spawned(&[]);
+    s.child.kill().unwrap();
+    s.exits_within(Duration::from_secs(3));
+    all_die(&below, Duration::from_secs(3));
+}
+
+#[test]
+fn end_of_input_stops_a_running_command_at_once() {
+    let (_dir, mut s, below) = spawned(&[]);
+    s.send("sleep 30");
+    std::thread::sleep(Duration::from_millis(300));
+    let started = Instant::now();
+    drop(s.stdin.take());
+    let a = s.answer();
+    assert_eq!(a["is_error"], true, "{a}");
+    let status = s.exits_within(Duration::from_secs(3));
+    assert!(status.success());
+    assert!(started.elapsed() < Duration::from_secs(3));
+    all_die(&below, Duration::from_secs(3));
+}
+
+#[test]
+fn restart_and_timeout_kill_every_descendant() {
+    let (_dir, mut s, below) = spawned(&[]);
+    let line = json!({"type": "tool_use", "id": "r", "name": "bash", "input": {"restart": true}});
+    writeln!(s.stdin.as_mut().unwrap(), "{line}").unwrap();
+    let a = s.answer();
+    assert!(content(&a).contains("restarted"), "{a}");
+    all_die(&below, Duration::from_secs(3));
+
+    let a = s.call("bash spawn.sh");
+    assert_eq!(content(&a), "spawned\n", "{a}");
+    let below = descendants(s.pid());
+    let a = s.call("sleep 30");
+    assert!(content(&a).contains("timed out"), "{a}");
+    all_die(&below, Duration::from_secs(3));
+}
+
+#[test]
+fn sigint_to_run_kills_every_descendant() {
+    let (dir, ws) = setup();
+    std::fs::write(ws.join("spawn.sh"), format!("{SPAWN}sleep 600\n")).unwrap();
+    let mut child = Command::new(bin())
+        .args(["run", "--timeout", "30", "--policy"])
+        .arg(dir.path().join("policy.toml"))
+        .arg("--cwd")
+        .arg(&ws)
+        .args(["--", "bash spawn.sh"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let _ = &mut out;
+    let until = Instant::now() + Duration::from_secs(5);
+    let below = loop {
+        let b = descendants(child.id() as i32);
+        if b.len() >= 9 {
+            break b;
+        }
+        assert!(Instant::now() < until, "the script did not start: {b:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    all_die(&below, Duration::from_secs(3));
+}
+
+#[test]
+fn a_fork_bomb_is_bounded() {
+    let (dir, ws) = setup();
+    // Root ignores RLIMIT_NPROC: the bound is the session's pids cgroup (processes = 64).
+    if !Path::new("/sys/fs/cgroup/pids/cgroup.procs").exists()
+        && !std::fs::read_to_string("/sys/fs/cgroup/cgroup.subtree_control")
+            .is_ok_and(|s| s.contains("pids"))
+    {
+        panic!("no pids cgroup on this machine: the fork bomb would not be bounded");
+    }
+    std::fs::write(
+        ws.join("bomb.sh"),
+        "b() { b 2>/dev/null | b 2>/dev/null & }; b; sleep 3\n",
+    )
+    .unwrap();
+    let mut s = Serve::start(dir.path(), &ws, &["--timeout", "3"]);
+    s.send("bash bomb.sh");
+    let serve = s.pid();
+    let watcher = std::thread::spawn(move || {
+        let mut most = 0;
+        let until = Instant::now() + Duration::from_secs(3);
+        while Instant::now() < until {
+            most = most.max(descendants(serve).len());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        most
+    });
+    let a = s.answer();
+    let most = watcher.join().unwrap();
+    assert!(most <= 64 + 2, "{most} processes below serve");
+    assert!(most > 10, "the bomb did not run ({most}): {a}");
+    let a = s.call("echo alive");
+    assert_eq!(content(&a), "alive\n", "{a}");
+    all_die(
+        &descendants(serve).into_iter().skip(2).collect::<Vec<_>>(),
+        Duration::from_secs(3),
+    );
+}
