@@ -26,6 +26,9 @@ operands = "text"
 [programs.sleep]
 operands = "text"
 
+[wrappers]
+allow = ["timeout"]
+
 [sandbox]
 mode = "enforce"
 network = "off"
@@ -282,6 +285,20 @@ fn a_hostile_script_cannot_leave_the_workspace() {
         std::fs::read_to_string(ws.join("inside.txt")).unwrap(),
         "in\n"
     );
+}
+
+#[test]
+fn the_session_inherits_no_blocked_signals() {
+    // serve's own signal handling must not leave SIGTERM blocked in what it starts, or
+    // `timeout` (and `kill`) could not stop anything.
+    for extra in [&["--no-sandbox"][..], &[][..]] {
+        let (dir, ws) = setup();
+        let mut s = Serve::start(dir.path(), &ws, extra);
+        let started = Instant::now();
+        let a = s.call("timeout 0.3 sleep 5");
+        assert!(content(&a).contains("exit status 124"), "{extra:?}: {a}");
+        assert!(started.elapsed() < Duration::from_secs(3), "{extra:?}");
+    }
 }
 
 #[test]

@@ -9,13 +9,13 @@
 //!   a double fork, `timeout`) is reparented to the shell and is still its descendant; and
 //!   when the shell dies, the kernel kills the whole namespace.
 //! - [`on_termination_signals`] turns SIGTERM, SIGINT and SIGHUP into a callback on a thread
-//!   of its own (signals blocked, then `sigwait`: no `unsafe`, no async-signal-safety rules).
+//!   of its own (no `unsafe`, no async-signal-safety rules, no inherited signal mask).
 
 use std::collections::BTreeSet;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use nix::sys::signal::{kill, killpg, SigSet, Signal};
+use nix::sys::signal::{kill, killpg, Signal};
 use nix::unistd::Pid;
 
 static LIVE: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
@@ -46,20 +46,19 @@ pub fn kill_all_sessions() {
     }
 }
 
-/// Block SIGTERM, SIGINT and SIGHUP in the calling thread (and so in every thread it starts
-/// afterwards: call this first in `main`) and call `f` with each one that arrives, on a
-/// thread of its own. Children started with `std::process::Command` get a clean signal mask.
+/// Call `f` with each SIGTERM, SIGINT or SIGHUP that arrives, on a thread of its own
+/// (`signal-hook`'s self-pipe: the handler only writes a byte, and no signal mask is
+/// changed, so the processes a session starts inherit none).
 pub fn on_termination_signals(f: impl Fn(Signal) + Send + 'static) -> Result<(), std::io::Error> {
-    let mut set = SigSet::empty();
-    set.add(Signal::SIGTERM);
-    set.add(Signal::SIGINT);
-    set.add(Signal::SIGHUP);
-    set.thread_block().map_err(std::io::Error::from)?;
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGHUP])?;
     std::thread::Builder::new()
         .name("shellgate-signals".into())
-        .spawn(move || loop {
-            if let Ok(sig) = set.wait() {
-                f(sig);
+        .spawn(move || {
+            for n in signals.forever() {
+                if let Ok(sig) = Signal::try_from(n) {
+                    f(sig);
+                }
             }
         })?;
     Ok(())

@@ -63,7 +63,7 @@ pub enum AtEof {
     Finish,
 }
 
-/// Kill every session and exit on SIGTERM, SIGINT or SIGHUP. Call before any thread starts.
+/// Kill every session and exit on SIGTERM, SIGINT or SIGHUP.
 fn handle_signals(what: &'static str) -> Result<(), String> {
     contain::on_termination_signals(move |sig| {
         contain::kill_all_sessions();
