@@ -478,3 +478,67 @@ fn a_fork_bomb_is_bounded() {
         Duration::from_secs(3),
     );
 }
+
+#[test]
+fn developer_allows_workspace_code_only_under_the_sandbox() {
+    use shellgate::evaluate::SandboxState;
+    let policy = shellgate::Policy::from_name_or_file("developer").unwrap();
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/workspace-code.txt"),
+    )
+    .unwrap();
+    let cmds: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .collect();
+    assert!(cmds.len() >= 40);
+    let mut ctx = shellgate::Context::example();
+    let share = |ctx: &shellgate::Context| {
+        cmds.iter()
+            .filter(|c| shellgate::evaluate(&policy, ctx, c).is_allowed())
+            .count() as f64
+            / cmds.len() as f64
+    };
+    let before = share(&ctx);
+    ctx.sandbox = SandboxState::Enforced;
+    let after = share(&ctx);
+    eprintln!(
+        "developer allows {:.1}% without the sandbox, {:.1}% with it ({} commands)",
+        before * 100.0,
+        after * 100.0,
+        cmds.len()
+    );
+    assert!(after >= 0.8, "{after}");
+    assert!(before < 0.5, "{before}");
+    // What the sandbox adds is refused without it, with the reason that says why.
+    for (state, code) in [
+        (SandboxState::Off, "sandbox-required"),
+        (SandboxState::Unavailable, "sandbox-unavailable"),
+    ] {
+        ctx.sandbox = state;
+        for c in [
+            "python3 solution.py",
+            "./a.out",
+            "make -j4",
+            "gcc -o main main.c",
+        ] {
+            let d = shellgate::evaluate(&policy, &ctx, c);
+            assert!(!d.is_allowed(), "{c}");
+            assert!(d.reasons.iter().any(|r| r.code == code), "{c}: {d:?}");
+        }
+    }
+    // And it never lets code outside the workspace or inline code through.
+    ctx.sandbox = SandboxState::Enforced;
+    for c in [
+        "python3 /tmp/x.py",
+        "python3 -c 'import os'",
+        "node -e 1",
+        "bash -c 'rm -rf /'",
+        "/usr/bin/python3 x.py",
+        "../outside/bin",
+        "gcc -o /tmp/x main.c",
+        "make -f /etc/Makefile",
+    ] {
+        assert!(!shellgate::evaluate(&policy, &ctx, c).is_allowed(), "{c}");
+    }
+}

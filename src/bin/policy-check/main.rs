@@ -93,6 +93,10 @@ enum Cmd {
         /// which appends file names).
         #[arg(long)]
         files: bool,
+        /// Decide as serve and run do under an enforcing kernel sandbox: the rules of
+        /// `[sandbox.programs]` apply (without it they are refused with `sandbox-required`).
+        #[arg(long)]
+        sandboxed: bool,
         /// Commands to check (each one argument). Without any (and no --script), read JSON
         /// lines from stdin.
         #[arg(last = false, trailing_var_arg = true, allow_hyphen_values = true)]
@@ -279,10 +283,14 @@ fn run(cli: Cli) -> Result<u8, String> {
             format,
             mut scripts,
             files,
+            sandboxed,
             mut commands,
         } => {
             let policy = load(&policy)?;
-            let ctx = context(cwd)?;
+            let mut ctx = context(cwd)?;
+            if sandboxed {
+                ctx.sandbox = shellgate::evaluate::SandboxState::Enforced;
+            }
             if files {
                 scripts.extend(commands.drain(..).map(PathBuf::from));
             }
