@@ -100,8 +100,13 @@ pub fn children(parent: Pid) -> Vec<Pid> {
         .collect()
 }
 
-/// The live (not zombie) descendants of `root`.
+/// The live (not zombie) descendants of `root`: from each process's
+/// `/proc/PID/task/TID/children` where the kernel has them (a walk of the tree only), else
+/// from a scan of every process.
 pub fn descendants(root: Pid) -> Vec<Pid> {
+    if let Some(found) = descendants_by_children_files(root) {
+        return found;
+    }
     let procs = processes();
     let mut found = Vec::new();
     let mut frontier = vec![root.as_raw()];
@@ -117,6 +122,46 @@ pub fn descendants(root: Pid) -> Vec<Pid> {
         }
     }
     found
+}
+
+fn descendants_by_children_files(root: Pid) -> Option<Vec<Pid>> {
+    let probe = format!("/proc/{0}/task/{0}/children", root.as_raw());
+    if !std::path::Path::new(&probe).exists() {
+        return None;
+    }
+    let mut found = Vec::new();
+    let mut seen = BTreeSet::new();
+    let mut frontier = vec![root.as_raw()];
+    while let Some(p) = frontier.pop() {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{p}/task")) else {
+            continue; // gone meanwhile
+        };
+        for t in tasks.flatten() {
+            let path = t.path().join("children");
+            let Ok(list) = std::fs::read_to_string(path) else {
+                continue;
+            };
+            for c in list
+                .split_whitespace()
+                .filter_map(|c| c.parse::<i32>().ok())
+            {
+                if seen.insert(c) {
+                    frontier.push(c);
+                    let zombie = std::fs::read_to_string(format!("/proc/{c}/stat"))
+                        .ok()
+                        .and_then(|s| {
+                            s.rsplit_once(") ")
+                                .map(|(_, r)| r.starts_with('Z') || r.starts_with('X'))
+                        })
+                        .unwrap_or(true);
+                    if !zombie {
+                        found.push(Pid::from_raw(c));
+                    }
+                }
+            }
+        }
+    }
+    Some(found)
 }
 
 /// SIGKILL every descendant of `root` (not `root` itself) until none is left or `within`
