@@ -424,6 +424,7 @@ impl Shell {
                 tmp = Some(dir.clone());
                 let mut cmd = Command::new(&l.program);
                 cmd.arg("sandbox")
+                    .arg("--errors-to-stdout")
                     .args(l.spec.to_args())
                     .arg("--tmp")
                     .arg(&dir);

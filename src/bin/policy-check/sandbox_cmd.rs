@@ -84,6 +84,10 @@ pub struct SandboxArgs {
     /// Internal: the second stage (confine, then exec).
     #[arg(long, hide = true)]
     stage2: bool,
+    /// Also write a setup failure to stdout (the session reads only the shell's stdout, so
+    /// its start error then says why).
+    #[arg(long, hide = true)]
+    errors_to_stdout: bool,
     /// The program and its arguments (after `--`).
     #[arg(last = true, required = true)]
     command: Vec<OsString>,
@@ -116,10 +120,16 @@ pub fn sandbox_cmd(args: SandboxArgs) -> Result<u8, String> {
         spec.landlock = false;
     }
     args.limits.apply(&mut spec);
+    let fail = |e: &dyn std::fmt::Display| {
+        eprintln!("policy-check sandbox: {e}");
+        if args.errors_to_stdout {
+            println!("policy-check sandbox: {e}");
+        }
+        Ok(125)
+    };
     if args.stage2 {
         let err = sandbox::confine_and_exec(&spec, args.tmp.as_deref(), &args.command);
-        eprintln!("policy-check sandbox: {err}");
-        return Ok(125);
+        return fail(&err);
     }
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
     let mut stage2 = Command::new(exe);
@@ -130,9 +140,6 @@ pub fn sandbox_cmd(args: SandboxArgs) -> Result<u8, String> {
         .args(std::env::args_os().skip(2));
     match sandbox::launch(args.cgroup.as_deref(), stage2) {
         Ok(code) => Ok(u8::try_from(code).unwrap_or(255)),
-        Err(e) => {
-            eprintln!("policy-check sandbox: {e}");
-            Ok(125)
-        }
+        Err(e) => fail(&e),
     }
 }
