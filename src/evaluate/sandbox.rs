@@ -27,8 +27,9 @@ pub enum SandboxState {
 }
 
 impl<'a> Eval<'a> {
-    /// Decide the command by a sandbox-only rule, if one applies; `false` leaves it to the
-    /// ordinary rules (and their reasons).
+    /// Decide a command for which a sandbox-only rule exists: allowed by the ordinary rules,
+    /// else by the sandbox-only rule (under the sandbox only), else refused with the ordinary
+    /// rules' reasons. `false` when no sandbox-only rule exists (the caller decides).
     pub(super) fn sandbox_code(&mut self, name: &str, words: &[Word], span: Span) -> bool {
         let Some((rule, label)) = self.sandbox_rule(name, words) else {
             return false;
@@ -45,18 +46,22 @@ impl<'a> Eval<'a> {
         } else {
             words
         };
-        // The ordinary rules first: what they allow needs no sandbox.
-        if self.trial(|e| e.program_named(name, words, span)) {
-            return false;
+        // The ordinary rules first: what they allow needs no sandbox. Each rule is checked
+        // once (a nested `bash -c` payload is not checked twice per level): its result is
+        // kept or set aside.
+        let before = self.snapshot();
+        self.program_named(name, words, span);
+        if self.allowed_since(&before) {
+            return true;
         }
+        let ordinary = self.restore(before.clone());
         // Then the sandbox-only rule: if it does not allow the command either, the ordinary
-        // rules' reasons are the ones to show.
-        if !self.trial(|e| e.args(rule, &checked[1..], words[0].span, span)) {
-            return false;
-        }
-        // Run for real this time (for side effects such as path bookkeeping); it adds no
-        // reasons, since the trial allowed it.
+        // rules' result is the one to keep.
         self.args(rule, &checked[1..], words[0].span, span);
+        if !self.allowed_since(&before) {
+            self.restore(ordinary);
+            return true;
+        }
         let (code, why) = match self.ctx.sandbox {
             SandboxState::Enforced => return true,
             SandboxState::Off => (
@@ -110,17 +115,46 @@ impl<'a> Eval<'a> {
         inside.then(|| (rule, name.to_string()))
     }
 
-    /// Run `check` with its own reasons; whether it found nothing against the command.
-    fn trial(&mut self, check: impl FnOnce(&mut Self)) -> bool {
-        let saved = std::mem::take(&mut self.reasons);
-        let saved_targets = self.cd_targets.take();
-        let saved_commands = self.commands;
-        check(self);
-        let trial = std::mem::replace(&mut self.reasons, saved);
-        self.cd_targets = saved_targets;
-        self.commands = saved_commands;
-        trial.iter().all(|r| r.verdict == Verdict::Allow)
+    /// The state a check changes, to undo it.
+    fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            reasons: self.reasons.len(),
+            cd_targets: self.cd_targets.clone(),
+            commands: self.commands,
+            kept: Vec::new(),
+        }
     }
+
+    /// Whether nothing was found against the command since `s`.
+    fn allowed_since(&self, s: &Snapshot) -> bool {
+        self.reasons[s.reasons.min(self.reasons.len())..]
+            .iter()
+            .all(|r| r.verdict == Verdict::Allow)
+    }
+
+    /// Go back to `s` (or, for a snapshot this returned, forward to it again); returns what
+    /// was undone, as a snapshot that restores it.
+    fn restore(&mut self, s: Snapshot) -> Snapshot {
+        let start = s.reasons.min(self.reasons.len());
+        let undone = Snapshot {
+            reasons: start,
+            cd_targets: std::mem::replace(&mut self.cd_targets, s.cd_targets),
+            commands: std::mem::replace(&mut self.commands, s.commands),
+            kept: self.reasons.split_off(start),
+        };
+        self.reasons.extend(s.kept);
+        undone
+    }
+}
+
+/// What [`Eval::restore`] needs: how many reasons there were, the bookkeeping, and the reasons
+/// to put back.
+#[derive(Clone)]
+struct Snapshot {
+    reasons: usize,
+    cd_targets: Option<Vec<std::path::PathBuf>>,
+    commands: usize,
+    kept: Vec<super::Reason>,
 }
 
 /// The end of a script runner's own words: just past its first operand (skipping option
