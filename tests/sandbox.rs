@@ -444,6 +444,7 @@ fn sigint_to_run_kills_every_descendant() {
 fn a_fork_bomb_is_bounded() {
     let (dir, ws) = setup();
     // Root ignores RLIMIT_NPROC: the bound is the session's pids cgroup (processes = 64).
+    // `wait` (a builtin: it needs no fork) keeps the call running until the timeout.
     if !Path::new("/sys/fs/cgroup/pids/cgroup.procs").exists()
         && !std::fs::read_to_string("/sys/fs/cgroup/cgroup.subtree_control")
             .is_ok_and(|s| s.contains("pids"))
@@ -452,7 +453,7 @@ fn a_fork_bomb_is_bounded() {
     }
     std::fs::write(
         ws.join("bomb.sh"),
-        "b() { b 2>/dev/null | b 2>/dev/null & }; b; sleep 3\n",
+        "b() { b 2>/dev/null | b 2>/dev/null & }; b; wait\n",
     )
     .unwrap();
     let mut s = Serve::start(dir.path(), &ws, &["--timeout", "3"]);

@@ -11,38 +11,59 @@
 //! - [`on_termination_signals`] turns SIGTERM, SIGINT and SIGHUP into a callback on a thread
 //!   of its own (no `unsafe`, no async-signal-safety rules, no inherited signal mask).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{kill, killpg, Signal};
 use nix::unistd::Pid;
 
-static LIVE: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
+/// Live sessions: process group → the directories to remove when it is gone (its private
+/// temporary directory, its pids cgroup).
+static LIVE: Mutex<BTreeMap<i32, Vec<PathBuf>>> = Mutex::new(BTreeMap::new());
 
-pub(crate) fn register(pgid: Pid) {
-    if let Ok(mut live) = LIVE.lock() {
-        live.insert(pgid.as_raw());
-    }
+fn live() -> std::sync::MutexGuard<'static, BTreeMap<i32, Vec<PathBuf>>> {
+    LIVE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+pub(crate) fn register(pgid: Pid, dirs: Vec<PathBuf>) {
+    live().insert(pgid.as_raw(), dirs);
 }
 
 pub(crate) fn unregister(pgid: Pid) {
-    if let Ok(mut live) = LIVE.lock() {
-        live.remove(&pgid.as_raw());
-    }
+    live().remove(&pgid.as_raw());
 }
 
 /// SIGKILL to the process group of every live session of this process (their shells, the
 /// launchers, and with them each session's PID namespace). Safe to call from any thread;
 /// the sessions notice on their next read and report that the shell exited.
 pub fn kill_all_sessions() {
-    let groups: Vec<i32> = match LIVE.lock() {
-        Ok(live) => live.iter().copied().collect(),
-        Err(poisoned) => poisoned.into_inner().iter().copied().collect(),
-    };
+    let groups: Vec<i32> = live().keys().copied().collect();
     for g in groups {
         // ESRCH: already gone.
         let _ = killpg(Pid::from_raw(g), Signal::SIGKILL);
+    }
+}
+
+/// Kill every live session and remove its temporary directory and cgroup, for a process
+/// about to exit without running destructors (a signal handler). A cgroup can only be
+/// removed once its processes are gone: this waits up to a second for that.
+pub fn end_all_sessions() {
+    kill_all_sessions();
+    let dirs: Vec<PathBuf> = std::mem::take(&mut *live())
+        .into_values()
+        .flatten()
+        .collect();
+    let until = Instant::now() + Duration::from_secs(1);
+    for d in dirs {
+        if d.join("cgroup.procs").exists() {
+            while std::fs::remove_dir(&d).is_err() && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        } else {
+            let _ = std::fs::remove_dir_all(&d);
+        }
     }
 }
 

@@ -3,8 +3,8 @@
 //! The session's shell starts through a small launcher, `policy-check sandbox [SPEC] -- bash
 //! ...`, in two stages (so that no `unsafe` `pre_exec` is needed):
 //!
-//! 1. [`launch`] (the launcher process, a child of the guard): asks the kernel for SIGKILL
-//!    when its parent dies (`PR_SET_PDEATHSIG`), joins the session's pids cgroup when there
+//! 1. [`launch`] (the launcher process, a child of the guard): asks the kernel for SIGTERM
+//!    when its parent dies (`PR_SET_PDEATHSIG`; it then kills the shell and cleans up), joins the session's pids cgroup when there
 //!    is one, makes a new PID namespace (`unshare(CLONE_NEWPID)`), and starts stage 2 (itself
 //!    again) as the first process of that namespace, then waits for it.
 //! 2. [`confine_and_exec`] (PID 1 of the namespace): SIGKILL when stage 1 dies, resource
@@ -13,9 +13,10 @@
 //!
 //! So the shell is the init of its own PID namespace: every process it starts, including
 //! one that left the process group (`setsid`, double forks, `timeout`), is reparented to it,
-//! and when it dies the kernel kills them all. SIGKILL of the guard itself kills stage 1
-//! (parent-death signal), which kills the shell (parent-death signal), which ends the
-//! namespace.
+//! and when it dies the kernel kills them all. SIGKILL of the guard itself reaches stage 1
+//! as SIGTERM (parent-death signal), which kills the shell and removes the session's
+//! temporary directory and cgroup; should stage 1 be killed outright, the shell's own
+//! parent-death signal (SIGKILL) still ends the namespace.
 //!
 //! What Landlock allows is derived from the policy ([`SandboxSpec::from_policy`]): reads
 //! under the literal prefix of each `[paths] read` pattern, writes under each `[paths]
@@ -246,10 +247,15 @@ pub fn state_for(policy: &Policy) -> SandboxState {
 
 /// Stage 1 of the launcher (see the [module docs](self)): returns the exit status to exit
 /// with. `stage2` is the command that runs stage 2 (this program again, with the same spec
-/// and `--stage2`).
-pub fn launch(cgroup: Option<&Path>, mut stage2: Command) -> Result<i32, SandboxError> {
-    // A launcher whose guard is gone must not go on: the kernel kills it with its parent.
-    nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)
+/// and `--stage2`). When the shell is gone (it exited, or SIGTERM, SIGINT or SIGHUP came:
+/// SIGTERM is also what the launcher gets when its parent dies), the launcher removes `tmp`
+/// and `cgroup` before it exits, so that even `kill -9` of the guard leaves nothing behind.
+pub fn launch(
+    tmp: Option<&Path>,
+    cgroup: Option<&Path>,
+    mut stage2: Command,
+) -> Result<i32, SandboxError> {
+    nix::sys::prctl::set_pdeathsig(Signal::SIGTERM)
         .map_err(|e| SandboxError::Setup(format!("PR_SET_PDEATHSIG: {e}")))?;
     if let Some(dir) = cgroup {
         std::fs::write(dir.join("cgroup.procs"), std::process::id().to_string()).map_err(|e| {
@@ -259,13 +265,40 @@ pub fn launch(cgroup: Option<&Path>, mut stage2: Command) -> Result<i32, Sandbox
     // Without a PID namespace (not root, no user namespaces) containment falls back to the
     // process group and the parent-death signals; the guard's own checks still apply.
     let _ = nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWPID);
-    let status = stage2
-        .status()
+    let mut child = stage2
+        .spawn()
         .map_err(|e| SandboxError::Setup(format!("cannot start the sandboxed shell: {e}")))?;
+    // The shell is the init of its namespace: killing it ends every process in there. (If
+    // this launcher is killed before the handler is in place, the shell's own parent-death
+    // signal does the same; only the clean-up is lost.)
+    let shell = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
+    let _ = crate::middleware::contain::on_termination_signals(move |_| {
+        let _ = nix::sys::signal::kill(shell, Signal::SIGKILL);
+    });
+    let status = child
+        .wait()
+        .map_err(|e| SandboxError::Setup(format!("cannot wait for the shell: {e}")))?;
+    clean_up(tmp, cgroup);
     use std::os::unix::process::ExitStatusExt;
     Ok(status
         .code()
         .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)))
+}
+
+/// Remove the session's temporary directory, leave its cgroup and remove it (once the
+/// processes of the namespace are gone).
+fn clean_up(tmp: Option<&Path>, cgroup: Option<&Path>) {
+    if let Some(t) = tmp {
+        let _ = std::fs::remove_dir_all(t);
+    }
+    let Some(dir) = cgroup else { return };
+    if let Some(parent) = dir.parent() {
+        let _ = std::fs::write(parent.join("cgroup.procs"), std::process::id().to_string());
+    }
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    while std::fs::remove_dir(dir).is_err() && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
 }
 
 /// Stage 2 of the launcher: limits, Landlock, then `exec` of `program`. Returns only on

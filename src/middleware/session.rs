@@ -472,7 +472,12 @@ impl Shell {
         // blocks, then the pipe fills, then the writer blocks; memory stays bounded.
         let (tx, rx) = mpsc::sync_channel(16);
         if let Some(p) = pgid {
-            contain::register(p);
+            let dirs = tmp
+                .iter()
+                .cloned()
+                .chain(cgroup.iter().map(|c: &PidsCgroup| c.path().to_path_buf()))
+                .collect();
+            contain::register(p, dirs);
         }
         std::mem::forget(cleanup); // the Shell owns the directory now
         let mut shell = Shell {

@@ -138,7 +138,7 @@ pub fn sandbox_cmd(args: SandboxArgs) -> Result<u8, String> {
         .arg("sandbox")
         .arg("--stage2")
         .args(std::env::args_os().skip(2));
-    match sandbox::launch(args.cgroup.as_deref(), stage2) {
+    match sandbox::launch(args.tmp.as_deref(), args.cgroup.as_deref(), stage2) {
         Ok(code) => Ok(u8::try_from(code).unwrap_or(255)),
         Err(e) => fail(&e),
     }

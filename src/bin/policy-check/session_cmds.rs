@@ -63,10 +63,22 @@ pub enum AtEof {
     Finish,
 }
 
+/// Set by the signal handler: the process is ending, whatever the main thread sees.
+static STOPPING: AtomicBool = AtomicBool::new(false);
+
+/// Once a signal is being handled, the main thread writes nothing more and waits for the
+/// handler to exit the process (a call it was running fails because its session was killed).
+fn unless_stopping() {
+    while STOPPING.load(Ordering::SeqCst) {
+        std::thread::park();
+    }
+}
+
 /// Kill every session and exit on SIGTERM, SIGINT or SIGHUP.
 fn handle_signals(what: &'static str) -> Result<(), String> {
     contain::on_termination_signals(move |sig| {
-        contain::kill_all_sessions();
+        STOPPING.store(true, Ordering::SeqCst);
+        contain::end_all_sessions();
         eprintln!(
             "policy-check {what}: {sig}: the bash session and every process it started were              killed; the pending call, if any, was dropped unanswered"
         );
@@ -185,6 +197,7 @@ pub fn serve_cmd(
             Input::Failed(e) => return Err(e),
         };
         busy.store(false, Ordering::SeqCst);
+        unless_stopping();
         let mut text = answered.map_err(|e| format!("cannot encode an answer: {e}"))?;
         text.push('\n');
         out.write_all(text.as_bytes())
@@ -240,6 +253,7 @@ pub fn run_cmd(
         "run",
         &shellgate::middleware::BashInput::Command(command.to_string()),
     );
+    unless_stopping();
     let content = &call.result.content;
     let (code, to_stderr) = match call.outcome {
         Outcome::Completed { status: Some(0) } => (0, false),
