@@ -217,6 +217,37 @@ fn spawned(extra: &[&str]) -> (tempfile::TempDir, Serve, Vec<i32>) {
     (dir, s, below)
 }
 
+/// The `--tmp` and `--cgroup` directories of the session's launcher (a pid in `below`).
+fn session_dirs(below: &[i32]) -> Vec<PathBuf> {
+    for p in below {
+        let Ok(cmdline) = std::fs::read(format!("/proc/{p}/cmdline")) else {
+            continue;
+        };
+        let args: Vec<String> = cmdline
+            .split(|b| *b == 0)
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        if args.get(1).map(String::as_str) == Some("sandbox") {
+            let dirs: Vec<PathBuf> = args
+                .windows(2)
+                .filter(|w| w[0] == "--tmp" || w[0] == "--cgroup")
+                .map(|w| PathBuf::from(&w[1]))
+                .collect();
+            assert!(dirs.iter().all(|d| d.exists()), "{dirs:?}");
+            return dirs;
+        }
+    }
+    panic!("no launcher among {below:?}");
+}
+
+fn all_removed(dirs: &[PathBuf]) {
+    let until = Instant::now() + Duration::from_secs(3);
+    while dirs.iter().any(|d| d.exists()) {
+        assert!(Instant::now() < until, "left behind: {dirs:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 fn require_landlock() {
     if let Err(e) = shellgate::middleware::sandbox::landlock_available() {
         panic!("this kernel cannot enforce the sandbox ({e}); these tests need Landlock ABI 6");
@@ -336,7 +367,8 @@ fn processes_that_left_the_group_die_with_the_call() {
 
 #[test]
 fn sigterm_to_serve_kills_every_descendant() {
-    let (_dir, mut s, below) = spawned(&[]);
+    let (_dir, mut s, below) = spawned(&["--processes", "100"]);
+    let dirs = session_dirs(&below);
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(s.pid()),
         nix::sys::signal::Signal::SIGTERM,
@@ -348,6 +380,7 @@ fn sigterm_to_serve_kills_every_descendant() {
         128 + 15
     );
     all_die(&below, Duration::from_secs(3));
+    all_removed(&dirs);
 }
 
 #[test]
@@ -367,10 +400,14 @@ fn sighup_and_sigint_to_serve_kill_every_descendant() {
 fn sigkill_of_serve_kills_every_descendant() {
     // No handler can run: the launcher and the shell die with their parents
     // (PR_SET_PDEATHSIG), and with the shell its PID namespace.
-    let (_dir, mut s, below) = spawned(&[]);
+    let (_dir, mut s, below) = spawned(&["--processes", "100"]);
+    let dirs = session_dirs(&below);
+    assert_eq!(dirs.len(), 2, "a TMPDIR and a pids cgroup: {dirs:?}");
     s.child.kill().unwrap();
     s.exits_within(Duration::from_secs(3));
     all_die(&below, Duration::from_secs(3));
+    // And the launcher cleaned up after itself.
+    all_removed(&dirs);
 }
 
 #[test]
