@@ -414,11 +414,16 @@ fn sigkill_of_serve_kills_every_descendant() {
 fn end_of_input_stops_a_running_command_at_once() {
     let (_dir, mut s, below) = spawned(&[]);
     s.send("sleep 30");
+    s.send("echo never");
     std::thread::sleep(Duration::from_millis(300));
     let started = Instant::now();
     drop(s.stdin.take());
     let a = s.answer();
     assert_eq!(a["is_error"], true, "{a}");
+    // The line read but not yet run is answered, and not run.
+    let b = s.answer();
+    assert_eq!(b["type"], "error", "{b}");
+    assert!(b.to_string().contains("not run"), "{b}");
     let status = s.exits_within(Duration::from_secs(3));
     assert!(status.success());
     assert!(started.elapsed() < Duration::from_secs(3));
