@@ -30,9 +30,17 @@
 //!   and to each process it starts (CPU time is per process; the process limit is per user,
 //!   and root is exempt from it).
 //!
+//! - **Background jobs**: output a job prints between calls comes before the next call's
+//!   random begin line and is discarded. With [`SessionConfig::keep_background`] `false`,
+//!   every descendant of the shell is killed when its call ends.
+//! - **The sandbox launcher** ([`SessionConfig::launcher`], see [`super::sandbox`]): the
+//!   shell runs as PID 1 of its own PID namespace under Landlock and limits, so processes that
+//!   left the process group (`setsid`, `timeout`, double forks) die with it, and
+//!   parent-death signals end it with the guard process, even on SIGKILL.
+//!
 //! The shell exiting (`exit`, `set -e`, a fatal signal) is reported as an error and a new
-//! session is started. A process that leaves the process group (`setsid`) escapes the kill:
-//! run the session in a container or VM as well.
+//! session is started. Without the launcher, a process that leaves the process group
+//! (`setsid`) and its parent escapes the kill.
 
 use std::ffi::OsString;
 use std::io::{Read, Write};
