@@ -66,6 +66,13 @@ fn main() {
                 .keep_background(false),
         ),
     ];
+    // Warm up (page cache, the binaries), so the first row is not penalised.
+    for (_, config) in &configs {
+        let mut s = BashSession::new(config.clone()).unwrap();
+        for _ in 0..20 {
+            s.run("true").unwrap();
+        }
+    }
     let mut base: Option<(Duration, Duration, Duration)> = None;
     println!(
         "{:<44} {:>12} {:>12} {:>14}",
