@@ -261,6 +261,9 @@ fn a_hostile_script_cannot_leave_the_workspace() {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();
     let port = listener.local_addr().unwrap().port();
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    udp.set_nonblocking(true).unwrap();
+    let uport = udp.local_addr().unwrap().port();
     let outside = dir.path().join("outside");
     let script = format!(
         "echo in > inside.txt && echo WRITE_IN_OK\n\
@@ -269,6 +272,7 @@ fn a_hostile_script_cannot_leave_the_workspace() {
          ln -s {out}/secret lnk && cat lnk\n\
          ln -s {out} dirlnk && cat dirlnk/secret\n\
          (exec 3<>/dev/tcp/127.0.0.1/{port}) && echo CONNECT_OK\n\
+         echo datagram > /dev/udp/127.0.0.1/{uport} && echo UDP_OK\n\
          head -c 3000000 /dev/zero > big.bin; echo size=$(stat -c %s big.bin)\n\
          cat /etc/shadow >/dev/null && echo SHADOW_OK\n\
          echo tmp > \"$TMPDIR/t\" && echo TMP_OK\n\
@@ -287,6 +291,9 @@ fn a_hostile_script_cannot_leave_the_workspace() {
     let control = String::from_utf8_lossy(&control.stdout).into_owned();
     assert!(control.contains("DECOY-SECRET-4711"), "{control}");
     assert!(control.contains("WRITE_OUT_OK"), "{control}");
+    assert!(control.contains("UDP_OK"), "{control}");
+    let mut buf = [0u8; 64];
+    while udp.recv(&mut buf).is_ok() {}
     std::fs::remove_file(outside.join("escape.txt")).unwrap();
     std::fs::remove_file(ws.join("lnk")).unwrap();
     std::fs::remove_file(ws.join("dirlnk")).unwrap();
@@ -302,6 +309,7 @@ fn a_hostile_script_cannot_leave_the_workspace() {
         "WRITE_OUT_OK",
         "DECOY-SECRET-4711",
         "CONNECT_OK",
+        "UDP_OK",
         "SHADOW_OK",
     ] {
         assert!(!out.contains(bad), "{bad} in {out}");
@@ -312,6 +320,7 @@ fn a_hostile_script_cannot_leave_the_workspace() {
         listener.accept().is_err(),
         "a connection reached the listener"
     );
+    assert!(udp.recv(&mut buf).is_err(), "a datagram reached the socket");
     assert_eq!(
         std::fs::read_to_string(ws.join("inside.txt")).unwrap(),
         "in\n"

@@ -9,7 +9,8 @@
 //!    again) as the first process of that namespace, then waits for it.
 //! 2. [`confine_and_exec`] (PID 1 of the namespace): SIGKILL when stage 1 dies, resource
 //!    limits (`setrlimit`), Landlock (`no_new_privs`, filesystem rules, TCP, scoped signals
-//!    and abstract UNIX sockets), then `exec` of the shell.
+//!    and abstract UNIX sockets), a seccomp filter for what Landlock cannot express (UDP, raw
+//!    and packet sockets, io_uring), then `exec` of the shell.
 //!
 //! So the shell is the init of its own PID namespace: every process it starts, including
 //! one that left the process group (`setsid`, double forks, `timeout`), is reparented to it,
@@ -318,6 +319,11 @@ pub fn confine_and_exec(
         if let Err(e) = restrict(spec, tmp) {
             return e;
         }
+        if !spec.network {
+            if let Err(e) = no_udp_or_raw_sockets() {
+                return e;
+            }
+        }
     } else if let Err(e) = nix::sys::prctl::set_no_new_privs() {
         return SandboxError::Setup(format!("PR_SET_NO_NEW_PRIVS: {e}"));
     }
@@ -413,6 +419,52 @@ fn restrict(spec: &SandboxSpec, tmp: Option<&Path>) -> Result<(), SandboxError> 
         )));
     }
     Ok(())
+}
+
+/// What Landlock cannot express, with seccomp (no `network`): `socket()` for UDP and raw
+/// IPv4/IPv6 sockets and for packet sockets fails with EPERM, and so does `io_uring_setup`
+/// (its socket operations would not pass through `socket()`).
+fn no_udp_or_raw_sockets() -> Result<(), SandboxError> {
+    use nix::libc;
+    use seccompiler::{
+        SeccompAction, SeccompCmpArgLen as Len, SeccompCmpOp as Op, SeccompCondition as Cond,
+        SeccompFilter, SeccompRule,
+    };
+    let setup = |e: seccompiler::BackendError| SandboxError::Setup(format!("seccomp: {e}"));
+    let cond = |arg: u8, op: Op, v: i32| Cond::new(arg, Len::Dword, op, v as u64).map_err(setup);
+    let mut socket_rules = Vec::new();
+    for family in [libc::AF_INET, libc::AF_INET6] {
+        for kind in [libc::SOCK_DGRAM, libc::SOCK_RAW] {
+            socket_rules.push(
+                SeccompRule::new(vec![
+                    cond(0, Op::Eq, family)?,
+                    // The type carries SOCK_NONBLOCK / SOCK_CLOEXEC in its high bits.
+                    cond(1, Op::MaskedEq(0xf), kind)?,
+                ])
+                .map_err(setup)?,
+            );
+        }
+    }
+    socket_rules.push(SeccompRule::new(vec![cond(0, Op::Eq, libc::AF_PACKET)?]).map_err(setup)?);
+    let rules = [
+        (libc::SYS_socket, socket_rules),
+        (libc::SYS_io_uring_setup, Vec::new()),
+    ]
+    .into_iter()
+    .collect();
+    let arch = std::env::consts::ARCH
+        .try_into()
+        .map_err(|e| SandboxError::Unavailable(format!("seccomp: {e}")))?;
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EPERM as u32),
+        arch,
+    )
+    .map_err(setup)?;
+    let program: seccompiler::BpfProgram = filter.try_into().map_err(setup)?;
+    seccompiler::apply_filter(&program)
+        .map_err(|e| SandboxError::Unavailable(format!("seccomp: {e}")))
 }
 
 /// `/etc` without its secrets: each entry (one level down in `ssl` and `ssh`) not in

@@ -32,7 +32,7 @@ pub struct RawSandbox {
     #[serde(default)]
     #[schemars(with = "Vec<String>")]
     pub write: Vec<Spanned<String>>,
-    /// TCP connect and bind: "off" (the default) or "on". UDP is not restricted.
+    /// The network: "off" (the default: no TCP connect or bind, no UDP or raw sockets) or "on".
     #[schemars(with = "Option<NetworkName>")]
     pub network: Option<Spanned<String>>,
     /// Resource limits of the session and every process it starts.
