@@ -342,6 +342,38 @@ fn the_session_inherits_no_blocked_signals() {
 }
 
 #[test]
+fn without_landlock_sandboxed_commands_are_refused_and_the_rest_runs() {
+    // A kernel without Landlock, as far as serve can tell: fail closed for workspace code.
+    let (dir, ws) = setup();
+    std::fs::write(ws.join("hello.sh"), "echo hello from the script\n").unwrap();
+    let mut child = Command::new(bin())
+        .arg("serve")
+        .arg("--policy")
+        .arg(dir.path().join("policy.toml"))
+        .arg("--cwd")
+        .arg(&ws)
+        .env("SHELLGATE_NO_LANDLOCK", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdin = child.stdin.take();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut s = Serve {
+        child,
+        stdin,
+        stdout,
+    };
+    let a = s.call("bash hello.sh");
+    assert_eq!(a["is_error"], true, "{a}");
+    assert!(content(&a).contains("sandbox-unavailable"), "{a}");
+    assert!(!content(&a).contains("hello from"), "{a}");
+    let a = s.call("echo still here");
+    assert_eq!(content(&a), "still here\n", "{a}");
+}
+
+#[test]
 fn workspace_code_needs_the_sandbox() {
     let (dir, ws) = setup();
     std::fs::write(ws.join("hello.sh"), "echo hello from the script\n").unwrap();

@@ -224,7 +224,15 @@ fn bases(anchor: PathAnchor, ctx: &Context) -> Vec<PathBuf> {
 
 /// Whether this kernel can enforce the sandbox: a Landlock ruleset with every feature the
 /// sandbox needs can be created (nothing is restricted by asking).
+///
+/// `SHELLGATE_NO_LANDLOCK` set in the environment makes it answer as a kernel without
+/// Landlock would (only ever stricter: to see the fail-closed behaviour on any machine).
 pub fn landlock_available() -> Result<(), SandboxError> {
+    if std::env::var_os("SHELLGATE_NO_LANDLOCK").is_some() {
+        return Err(SandboxError::Unavailable(
+            "SHELLGATE_NO_LANDLOCK is set: treated as a kernel without Landlock".into(),
+        ));
+    }
     Ruleset::default()
         .set_compatibility(CompatLevel::HardRequirement)
         .handle_access(AccessFs::from_all(ABI_NEEDED))
