@@ -527,7 +527,8 @@ fn sigint_to_run_kills_every_descendant() {
 fn a_fork_bomb_is_bounded() {
     let (dir, ws) = setup();
     // Root ignores RLIMIT_NPROC: the bound is the session's pids cgroup (processes = 64).
-    // `wait` (a builtin: it needs no fork) keeps the call running until the timeout.
+    // The `sleep` started before the bomb, and `wait` (a builtin: it needs no fork), keep the
+    // call running while the bomb runs.
     if !Path::new("/sys/fs/cgroup/pids/cgroup.procs").exists()
         && !std::fs::read_to_string("/sys/fs/cgroup/cgroup.subtree_control")
             .is_ok_and(|s| s.contains("pids"))
@@ -536,31 +537,58 @@ fn a_fork_bomb_is_bounded() {
     }
     std::fs::write(
         ws.join("bomb.sh"),
-        "b() { b 2>/dev/null | b 2>/dev/null & }; b; wait\n",
+        "sleep 3 & s=$!; b() { b 2>/dev/null | b 2>/dev/null & }; b; wait $s\n",
     )
     .unwrap();
     let mut s = Serve::start(dir.path(), &ws, &["--timeout", "3"]);
-    s.send("bash bomb.sh");
+    let a = s.call("echo ready");
+    assert_eq!(content(&a), "ready\n", "{a}");
     let serve = s.pid();
+    let cgroup = session_dirs(&descendants(serve))
+        .into_iter()
+        .find(|d| d.join("pids.max").exists())
+        .expect("the session has a pids cgroup");
+    assert_eq!(read(&cgroup.join("pids.max")), "64");
+    s.send("bash bomb.sh");
     let watcher = std::thread::spawn(move || {
-        let mut most = 0;
+        let (mut most, mut below, mut events) = (0u64, 0usize, String::new());
         let until = Instant::now() + Duration::from_secs(3);
+        // Sampled while the session lives (the cgroup goes with it).
         while Instant::now() < until {
-            most = most.max(descendants(serve).len());
+            most = most.max(read(&cgroup.join("pids.current")).parse().unwrap_or(0));
+            below = below.max(descendants(serve).len());
+            let e = read(&cgroup.join("pids.events"));
+            if !e.is_empty() {
+                events = e;
+            }
             std::thread::sleep(Duration::from_millis(20));
         }
-        most
+        (most, below, events)
     });
     let a = s.answer();
-    let most = watcher.join().unwrap();
-    assert!(most <= 64 + 2, "{most} processes below serve");
-    assert!(most > 10, "the bomb did not run ({most}): {a}");
+    let (most, below, events) = watcher.join().unwrap();
+    // The kernel refused forks past the limit: the bomb ran into it, and stayed under it.
+    assert!(most <= 64, "pids.current reached {most}");
+    let refused: u64 = events
+        .strip_prefix("max ")
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(0);
+    assert!(
+        refused > 0,
+        "the bomb never hit the limit ({events:?}, {below} below serve): {a}"
+    );
     let a = s.call("echo alive");
     assert_eq!(content(&a), "alive\n", "{a}");
     all_die(
         &descendants(serve).into_iter().skip(2).collect::<Vec<_>>(),
         Duration::from_secs(3),
     );
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p)
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
 }
 
 #[test]
