@@ -72,12 +72,29 @@ fn serve(dir: &Path, ws: &Path, extra: &[&str], lines: &[String]) -> Served {
         .unwrap();
     let mut input = lines.join("\n");
     input.push('\n');
+    let expected = input.matches('\n').count();
+    // Like a client: write, read one answer per line, and only then close stdin (serve
+    // stops whatever still runs at end of input).
     let mut stdin = child.stdin.take().unwrap();
-    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let writer = std::thread::spawn(move || {
+        let r = stdin.write_all(input.as_bytes());
+        let _ = done_rx.recv_timeout(Duration::from_secs(60));
+        drop(stdin);
+        r
+    });
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut text = String::new();
+    for _ in 0..expected {
+        if stdout.read_line(&mut text).unwrap() == 0 {
+            break;
+        }
+    }
+    done_tx.send(()).unwrap();
+    std::io::Read::read_to_string(&mut stdout, &mut text).unwrap();
     let out = child.wait_with_output().unwrap();
     writer.join().unwrap().unwrap();
-    let answers = String::from_utf8(out.stdout)
-        .unwrap()
+    let answers = text
         .lines()
         .map(|l| {
             serde_json::from_str(l).unwrap_or_else(|e| panic!("answer {l:?} is not JSON: {e}"))

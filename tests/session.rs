@@ -413,7 +413,8 @@ fn background_output_does_not_desync() {
     std::thread::sleep(Duration::from_millis(400));
     let out = ok(&mut s, "echo next; false");
     assert_eq!(out.status, Some(1));
-    assert!(text(&out).ends_with("next\n"), "{}", text(&out));
+    // What the job printed between the calls is discarded, not shown as this call's output.
+    assert_eq!(text(&out), "next\n");
 }
 
 #[test]
@@ -529,4 +530,51 @@ fn a_secret_cut_by_the_output_cap_is_redacted_whole() {
     for line in &body {
         assert!(!t.contains(line.as_str()), "key material leaked: {line}");
     }
+}
+
+#[test]
+fn the_launcher_confines_and_contains_the_shell() {
+    use shellgate::middleware::sandbox::SandboxSpec;
+    use shellgate::middleware::Launcher;
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let spec = SandboxSpec {
+        landlock: true,
+        read: vec![ws.clone()],
+        write: vec![ws.clone()],
+        ..SandboxSpec::default()
+    };
+    let config = SessionConfig::new(&ws)
+        .launcher(Launcher {
+            program: env!("CARGO_BIN_EXE_policy-check").into(),
+            spec,
+        })
+        .keep_background(false);
+    let mut s = BashSession::new(config).unwrap();
+    // The shell is the init of its own PID namespace, below the launcher.
+    let out = ok(&mut s, "echo $$; setsid sleep 600 & sleep 0.2");
+    assert_eq!(text(&out), "1\n");
+    let shell = s.shell_pid().unwrap();
+    assert_ne!(Some(shell), s.pid());
+    // The call is over: what it started, even in another session, is gone.
+    assert!(
+        shellgate::middleware::contain::descendants(nix::unistd::Pid::from_raw(shell as i32))
+            .is_empty()
+    );
+    let out = ok(
+        &mut s,
+        &format!(
+            "echo in > f && cat f; echo out > {}/escape; cat /etc/shadow; echo $TMPDIR",
+            dir.path().display()
+        ),
+    );
+    let t = text(&out);
+    assert!(t.starts_with("in\n"), "{t}");
+    assert!(t.contains("Permission denied"), "{t}");
+    assert!(!dir.path().join("escape").exists());
+    let tmp = PathBuf::from(t.lines().last().unwrap());
+    assert!(tmp.is_dir(), "{t}");
+    drop(s);
+    assert!(!tmp.exists(), "the private TMPDIR outlived the session");
 }

@@ -8,6 +8,7 @@ mod args;
 mod bindings;
 mod braces;
 mod paths;
+mod sandbox;
 mod scripts;
 mod test_expr;
 pub mod wrappers;
@@ -23,6 +24,7 @@ use crate::shell::{
 };
 
 pub use paths::{normalize, resolve, Resolved};
+pub use sandbox::SandboxState;
 pub use scripts::{check_awk, check_sed};
 
 /// Allowed program names listed in a refusal of an unknown program before "and N more".
@@ -37,6 +39,9 @@ pub struct Context {
     pub workspace: Vec<PathBuf>,
     /// The home directory that `~`, `$HOME` and `{home}` stand for.
     pub home: PathBuf,
+    /// Whether what runs is confined by the kernel sandbox (rules of `[sandbox.programs]`
+    /// apply only when it is).
+    pub sandbox: SandboxState,
 }
 
 impl Context {
@@ -51,6 +56,7 @@ impl Context {
             cwd: root.clone(),
             workspace: vec![root],
             home: absolute(&home),
+            sandbox: SandboxState::Off,
         }
     }
 
@@ -60,6 +66,7 @@ impl Context {
             cwd: PathBuf::from("/workspace"),
             workspace: vec![PathBuf::from("/workspace")],
             home: PathBuf::from("/home/user"),
+            sandbox: SandboxState::Off,
         }
     }
 
@@ -892,6 +899,16 @@ impl<'a> Eval<'a> {
             );
             return;
         };
+        if self.sandbox_code(&name, words, span) {
+            return;
+        }
+        self.program_named(&name, words, span);
+    }
+
+    /// [`Eval::program`] once the program's name is known.
+    fn program_named(&mut self, name: &str, words: &[Word], span: Span) {
+        let Some(first) = words.first() else { return };
+        let name = name.to_string();
         let policy = self.policy;
         if let Some(rule) = policy.programs.get(&name) {
             if name == "[" || name == "test" {

@@ -51,6 +51,8 @@
 //! capped while it streams, resource limits and a controlled environment.
 
 pub mod audit;
+pub mod contain;
+pub mod sandbox;
 pub mod session;
 pub mod types;
 
@@ -67,7 +69,7 @@ use crate::report;
 use crate::truncate::TruncateConfig;
 
 pub use audit::{AuditError, AuditLog, AuditRecord};
-pub use session::{BashSession, ResourceLimits, SessionConfig, StreamRedaction};
+pub use session::{BashSession, Launcher, ResourceLimits, SessionConfig, StreamRedaction};
 pub use types::{BashInput, InputError, ToolResult, ToolUse, UserMessage, BASH_TOOL_NAME};
 
 /// What an executor returns for a command that ran to completion.

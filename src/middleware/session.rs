@@ -30,9 +30,17 @@
 //!   and to each process it starts (CPU time is per process; the process limit is per user,
 //!   and root is exempt from it).
 //!
+//! - **Background jobs**: output a job prints between calls comes before the next call's
+//!   random begin line and is discarded. With [`SessionConfig::keep_background`] `false`,
+//!   every descendant of the shell is killed when its call ends.
+//! - **The sandbox launcher** ([`SessionConfig::launcher`], see [`super::sandbox`]): the
+//!   shell runs as PID 1 of its own PID namespace under Landlock and limits, so processes that
+//!   left the process group (`setsid`, `timeout`, double forks) die with it, and
+//!   parent-death signals end it with the guard process, even on SIGKILL.
+//!
 //! The shell exiting (`exit`, `set -e`, a fatal signal) is reported as an error and a new
-//! session is started. A process that leaves the process group (`setsid`) escapes the kill:
-//! run the session in a container or VM as well.
+//! session is started. Without the launcher, a process that leaves the process group
+//! (`setsid`) and its parent escapes the kill.
 
 use std::ffi::OsString;
 use std::io::{Read, Write};
@@ -47,6 +55,10 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 
+use std::os::unix::fs::DirBuilderExt;
+
+use super::contain;
+use super::sandbox::{PidsCgroup, SandboxSpec};
 use super::{ExecError, Executor, Output};
 use crate::redact::{Redactor, RuleSet};
 
@@ -130,6 +142,23 @@ pub struct SessionConfig {
     pub bash: PathBuf,
     /// Redaction of the output stream before it is capped.
     pub redaction: StreamRedaction,
+    /// Start the shell through the sandbox launcher (Landlock, limits, its own PID
+    /// namespace); `None` runs bash directly.
+    pub launcher: Option<Launcher>,
+    /// Let background jobs outlive the call that started them (the default). When `false`,
+    /// every process a call started is killed when the call ends (by the process tree, so
+    /// also those that left the process group).
+    pub keep_background: bool,
+}
+
+/// How to start the shell through the sandbox launcher: `PROGRAM sandbox SPEC... --tmp DIR
+/// [--cgroup DIR] -- bash --noprofile --norc` (see [`super::sandbox`]).
+#[derive(Debug, Clone)]
+pub struct Launcher {
+    /// The `policy-check` binary (or any program with its `sandbox` subcommand).
+    pub program: PathBuf,
+    /// What the launcher enforces.
+    pub spec: SandboxSpec,
 }
 
 impl SessionConfig {
@@ -144,7 +173,21 @@ impl SessionConfig {
             env: Vec::new(),
             bash: PathBuf::from("bash"),
             redaction: StreamRedaction::default(),
+            launcher: None,
+            keep_background: true,
         }
+    }
+
+    /// Start the shell through the sandbox launcher.
+    pub fn launcher(mut self, launcher: Launcher) -> SessionConfig {
+        self.launcher = Some(launcher);
+        self
+    }
+
+    /// Whether background jobs outlive their call.
+    pub fn keep_background(mut self, keep: bool) -> SessionConfig {
+        self.keep_background = keep;
+        self
     }
 
     /// Set the timeout.
@@ -221,10 +264,19 @@ impl BashSession {
         &self.cwd
     }
 
-    /// The shell's process id, which is also its process group id; `None` between a failed
-    /// restart and the next call.
+    /// The process id of the session's first process (the shell, or the launcher that
+    /// started it), which is also its process group id; `None` between a failed restart and
+    /// the next call.
     pub fn pid(&self) -> Option<u32> {
         self.shell.as_ref().map(|s| s.child.id())
+    }
+
+    /// The shell's own process id (under the launcher, the child of [`BashSession::pid`]).
+    pub fn shell_pid(&self) -> Option<u32> {
+        self.shell
+            .as_ref()
+            .and_then(|s| s.shell_pid)
+            .and_then(|p| u32::try_from(p.as_raw()).ok())
     }
 
     fn start(&mut self) -> Result<(), ExecError> {
@@ -255,8 +307,12 @@ impl BashSession {
         // `read` fail and `eval` run a stale value). `\builtin` because an alias (with
         // `expand_aliases`) must not turn the wrapper into something else; `|| :` because
         // read returns 1 at the end of its input, which `set -e` must not see.
+        // The begin line first: whatever a background job printed since the last call comes
+        // before it in the stream and is discarded, never shown as this call's output; so do
+        // the shell's notices about jobs that ended (`jobs` reports and forgets them).
         let script = format!(
-            "IFS= \\builtin read -r -d '' SG_CMD_{token} <<'SG_EOF_{token}' || :\n\
+            "\\builtin jobs >/dev/null 2>&1\n\\builtin printf '%s\\n' SG_BEGIN_{token}\n\
+             IFS= \\builtin read -r -d '' SG_CMD_{token} <<'SG_EOF_{token}' || :\n\
              {command}{newline}SG_EOF_{token}\n\
              \\builtin eval \"$SG_CMD_{token}\" < /dev/null\n\
              \\builtin printf '\\n%s %d %s %s\\n' SG_END_{token} \"$?\" \"$PWD\" SG_END_{token}\n\
@@ -269,12 +325,19 @@ impl BashSession {
             StreamRedaction::Rules(rules) => Some(&**rules),
         };
         let mut scanner = Scanner::new(&format!("SG_END_{token}"), self.config.max_output, rules);
+        let begin = format!("SG_BEGIN_{token}\n");
         let outcome = match shell
             .stdin
             .write_all(script.as_bytes())
             .and_then(|()| shell.stdin.flush())
         {
-            Ok(()) => shell.read_until(&mut scanner, deadline),
+            Ok(()) => match shell.skip_until(begin.as_bytes(), deadline) {
+                Ok(rest) => match scanner.push(&rest) {
+                    Some(done) => done,
+                    None => shell.read_until(&mut scanner, deadline),
+                },
+                Err(wait) => wait,
+            },
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Wait::Exited,
             Err(e) => {
                 self.shell = None;
@@ -284,6 +347,9 @@ impl BashSession {
         };
         match outcome {
             Wait::Done { status, cwd } => {
+                if !self.config.keep_background {
+                    shell.kill_descendants();
+                }
                 if let Some(cwd) = cwd {
                     self.cwd = cwd;
                 }
@@ -336,6 +402,12 @@ struct Shell {
     stdin: ChildStdin,
     rx: Receiver<Vec<u8>>,
     pgid: Option<Pid>,
+    /// The shell itself (the launcher's child under the launcher).
+    shell_pid: Option<Pid>,
+    /// The session's private temporary directory (under the launcher), removed at the end.
+    tmp: Option<PathBuf>,
+    /// The session's pids cgroup, when `processes` is limited and one can be made.
+    cgroup: Option<PidsCgroup>,
 }
 
 enum Wait {
@@ -346,7 +418,36 @@ enum Wait {
 
 impl Shell {
     fn spawn(config: &SessionConfig) -> Result<(Shell, PathBuf), ExecError> {
-        let mut cmd = Command::new(&config.bash);
+        let mut tmp = None;
+        let mut cgroup = None;
+        let mut cmd = match &config.launcher {
+            None => Command::new(&config.bash),
+            Some(l) => {
+                let name = token()?;
+                let dir = std::env::temp_dir().join(format!("shellgate-{name}"));
+                std::fs::DirBuilder::new()
+                    .mode(0o700)
+                    .create(&dir)
+                    .map_err(|e| ExecError::Start(format!("{}: {e}", dir.display())))?;
+                tmp = Some(dir.clone());
+                let mut cmd = Command::new(&l.program);
+                cmd.arg("sandbox")
+                    .arg("--errors-to-stdout")
+                    .args(l.spec.to_args())
+                    .arg("--tmp")
+                    .arg(&dir);
+                if let Some(n) = l.spec.limits.processes {
+                    cgroup = PidsCgroup::create(n, &name);
+                    if let Some(cg) = &cgroup {
+                        cmd.arg("--cgroup").arg(cg.path());
+                    }
+                }
+                cmd.arg("--").arg(&config.bash);
+                cmd
+            }
+        };
+        // From here on, a failure removes the temporary directory and the cgroup.
+        let cleanup = TmpGuard(tmp.clone());
         cmd.arg("--noprofile").arg("--norc").env_clear();
         for name in ENV_ALLOWLIST {
             if let Some(v) = std::env::var_os(name) {
@@ -357,6 +458,9 @@ impl Shell {
         }
         // bash keeps a logical $PWD (symlinks as given) only if it is told where it is.
         cmd.env("PWD", &config.cwd);
+        if let Some(t) = &tmp {
+            cmd.env("TMPDIR", t);
+        }
         for (k, v) in &config.env {
             cmd.env(k, v);
         }
@@ -375,11 +479,23 @@ impl Shell {
         // Bounded: if nobody reads (a background job printing between calls), the reader
         // blocks, then the pipe fills, then the writer blocks; memory stays bounded.
         let (tx, rx) = mpsc::sync_channel(16);
+        if let Some(p) = pgid {
+            let dirs = tmp
+                .iter()
+                .cloned()
+                .chain(cgroup.iter().map(|c: &PidsCgroup| c.path().to_path_buf()))
+                .collect();
+            contain::register(p, dirs);
+        }
+        std::mem::forget(cleanup); // the Shell owns the directory now
         let mut shell = Shell {
             child,
             stdin,
             rx,
             pgid,
+            shell_pid: pgid,
+            tmp,
+            cgroup,
         };
         std::thread::Builder::new()
             .name("shellgate-bash-reader".to_string())
@@ -401,7 +517,13 @@ impl Shell {
         let mut scanner = Scanner::new(&format!("SG_END_{token}"), 16 * 1024, None);
         let deadline = Instant::now() + config.timeout.max(MIN_START_TIMEOUT);
         match shell.read_until(&mut scanner, deadline) {
-            Wait::Done { cwd, .. } => Ok((shell, cwd.unwrap_or_else(|| config.cwd.clone()))),
+            Wait::Done { cwd, .. } => {
+                if config.launcher.is_some() {
+                    // The launcher's only child is the shell (exec'd by stage 2).
+                    shell.shell_pid = pgid.and_then(|p| contain::children(p).into_iter().next());
+                }
+                Ok((shell, cwd.unwrap_or_else(|| config.cwd.clone())))
+            }
             Wait::TimedOut => Err(ExecError::Start(
                 "the shell did not become ready in time".to_string(),
             )),
@@ -413,6 +535,40 @@ impl Shell {
                     out.trim()
                 )))
             }
+        }
+    }
+
+    /// Discard output up to and including `marker`; what follows it in the same read.
+    fn skip_until(&mut self, marker: &[u8], deadline: Instant) -> Result<Vec<u8>, Wait> {
+        let mut held: Vec<u8> = Vec::new();
+        loop {
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(Wait::TimedOut);
+            }
+            match self.rx.recv_timeout((deadline - now).min(EXIT_POLL)) {
+                Ok(chunk) => {
+                    held.extend_from_slice(&chunk);
+                    if let Some(i) = memchr::memmem::find(&held, marker) {
+                        return Ok(held.split_off(i + marker.len()));
+                    }
+                    let keep = held.len().min(marker.len() - 1);
+                    held.drain(..held.len() - keep);
+                }
+                Err(RecvTimeoutError::Disconnected) => return Err(Wait::Exited),
+                Err(RecvTimeoutError::Timeout) => {
+                    if matches!(self.child.try_wait(), Ok(Some(_))) {
+                        return Err(Wait::Exited);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Kill every process the shell started (the shell itself stays).
+    fn kill_descendants(&self) {
+        if let Some(p) = self.shell_pid {
+            contain::kill_tree(p, Duration::from_secs(2));
         }
     }
 
@@ -471,9 +627,30 @@ impl Shell {
 impl Drop for Shell {
     fn drop(&mut self) {
         // Kill before reaping: while the shell is unreaped (or any member lives), its pid
-        // cannot be reused, so the signal cannot reach a stranger's group.
+        // cannot be reused, so the signal cannot reach a stranger's group. The tree first:
+        // without the launcher's PID namespace, that is how processes that left the group
+        // are found (those still below the shell).
+        self.kill_descendants();
         self.kill_group();
         let _ = self.child.wait();
+        if let Some(p) = self.pgid {
+            contain::unregister(p);
+        }
+        self.cgroup = None; // kills what is left inside, removes it
+        if let Some(t) = self.tmp.take() {
+            let _ = std::fs::remove_dir_all(t);
+        }
+    }
+}
+
+/// Removes a session's temporary directory if the start fails before a [`Shell`] owns it.
+struct TmpGuard(Option<PathBuf>);
+
+impl Drop for TmpGuard {
+    fn drop(&mut self) {
+        if let Some(t) = self.0.take() {
+            let _ = std::fs::remove_dir_all(t);
+        }
     }
 }
 

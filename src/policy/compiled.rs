@@ -359,6 +359,8 @@ pub struct Policy {
     pub examples: Vec<Example>,
     /// The `[redact]` settings of the policy and its includes, merged (validated at load).
     pub redact: Option<crate::redact::RedactConfig>,
+    /// `[sandbox]`.
+    pub sandbox: super::sandbox::SandboxPolicy,
     /// The files this policy was loaded from, includes first.
     pub sources: Vec<String>,
 }

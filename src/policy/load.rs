@@ -21,6 +21,9 @@ pub const SHIPPED: &[(&str, &str)] = &[
     ("developer", include_str!("../../policies/developer.toml")),
 ];
 
+#[path = "load_sandbox.rs"]
+mod load_sandbox;
+
 /// How deep includes may nest.
 const MAX_INCLUDE_DEPTH: usize = 16;
 
@@ -104,6 +107,7 @@ fn defaults() -> Policy {
         programs: BTreeMap::new(),
         examples: Vec::new(),
         redact: None,
+        sandbox: Default::default(),
         sources: Vec::new(),
     }
 }
@@ -503,6 +507,9 @@ impl Loader {
         }
         if let Some(value) = raw.redact {
             self.apply_redact(file, value);
+        }
+        if let Some(sandbox) = raw.sandbox {
+            self.apply_sandbox(file, sandbox);
         }
         if top {
             if let Some(ex) = raw.examples {
@@ -1150,7 +1157,11 @@ fn key_span(root: &toml::de::DeTable, segs: &[String]) -> Option<Range<usize>> {
 }
 
 fn check_examples(policy: &Policy, diags: &mut Vec<Diagnostic>) {
-    let ctx = Context::example();
+    let mut ctx = Context::example();
+    // Examples show the policy as it is meant to run: sandboxed when it asks for the sandbox.
+    if policy.sandbox.mode == super::sandbox::SandboxMode::Enforce {
+        ctx.sandbox = evaluate::SandboxState::Enforced;
+    }
     for ex in &policy.examples {
         let decision = evaluate::evaluate(policy, &ctx, &ex.command);
         if decision.verdict != ex.expect {

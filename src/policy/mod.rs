@@ -10,6 +10,7 @@ mod compiled;
 pub mod lint;
 mod load;
 pub(crate) mod raw;
+pub mod sandbox;
 pub mod schema;
 
 use std::fmt;

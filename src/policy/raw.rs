@@ -37,6 +37,9 @@ pub struct RawPolicy {
     /// Output redaction settings (validated by the redaction module).
     #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub redact: Option<toml::Value>,
+    /// The kernel sandbox of the reference executor (Landlock, limits) and the rules that
+    /// apply only under it.
+    pub sandbox: Option<super::sandbox::RawSandbox>,
 }
 
 /// `[policy]`.

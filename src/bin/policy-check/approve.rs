@@ -60,11 +60,17 @@ pub struct Lines {
 }
 
 impl Lines {
-    /// Starts the reader thread. The channel holds one line, so a flood of input waits in
-    /// the pipe rather than in memory.
-    pub fn stdin() -> Lines {
-        let (tx, rx) = std::sync::mpsc::sync_channel(1);
-        std::thread::spawn(move || read_all(&tx));
+    /// Starts the reader thread.
+    ///
+    /// `on_eof` runs on the reader thread once stdin has ended (serve stops a running command
+    /// then). The channel holds a few lines, so that end of input is seen while a command
+    /// runs, and a flood of input still waits in the pipe rather than in memory.
+    pub fn stdin(on_eof: impl FnOnce() + Send + 'static) -> Lines {
+        let (tx, rx) = std::sync::mpsc::sync_channel(16);
+        std::thread::spawn(move || {
+            read_all(&tx);
+            on_eof();
+        });
         Lines {
             rx: Arc::new(Mutex::new(rx)),
             pushed_back: Arc::new(Mutex::new(None)),

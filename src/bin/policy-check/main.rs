@@ -3,6 +3,7 @@
 //! Exit codes: 0 every command allowed (or the policy's examples pass), 1 a command was denied
 //! or needs approval (or an example failed), 2 a usage error or an unreadable/invalid policy.
 
+mod sandbox_cmd;
 mod session_cmds;
 
 use std::io::{BufRead, Write};
@@ -93,6 +94,10 @@ enum Cmd {
         /// which appends file names).
         #[arg(long)]
         files: bool,
+        /// Decide as serve and run do under an enforcing kernel sandbox: the rules of
+        /// `[sandbox.programs]` apply (without it they are refused with `sandbox-required`).
+        #[arg(long)]
+        sandboxed: bool,
         /// Commands to check (each one argument). Without any (and no --script), read JSON
         /// lines from stdin.
         #[arg(last = false, trailing_var_arg = true, allow_hyphen_values = true)]
@@ -199,6 +204,8 @@ enum Cmd {
         /// Seconds the command may run before the session is killed.
         #[arg(long, default_value = "30", value_parser = parse_secs)]
         timeout: std::time::Duration,
+        #[command(flatten)]
+        session: session_cmds::SessionArgs,
         /// The command (after `--`; several words are joined with spaces).
         #[arg(last = true, required = true)]
         command: Vec<String>,
@@ -224,7 +231,16 @@ enum Cmd {
         /// With `--ask prompt`: seconds to wait for an answer before refusing.
         #[arg(long, default_value = "300", value_parser = parse_secs)]
         ask_timeout: std::time::Duration,
+        #[command(flatten)]
+        session: session_cmds::SessionArgs,
+        /// At end of input: `stop` ends a running command at once and answers lines not yet
+        /// run with an error; `finish` answers every line already read first.
+        #[arg(long, value_enum, default_value = "stop")]
+        at_eof: session_cmds::AtEof,
     },
+    /// Run a program inside the kernel sandbox (Landlock, limits, its own PID namespace),
+    /// with rules from a policy: how serve and run start their shell.
+    Sandbox(sandbox_cmd::SandboxArgs),
 }
 
 fn parse_secs(s: &str) -> Result<std::time::Duration, String> {
@@ -277,10 +293,14 @@ fn run(cli: Cli) -> Result<u8, String> {
             format,
             mut scripts,
             files,
+            sandboxed,
             mut commands,
         } => {
             let policy = load(&policy)?;
-            let ctx = context(cwd)?;
+            let mut ctx = context(cwd)?;
+            if sandboxed {
+                ctx.sandbox = shellgate::evaluate::SandboxState::Enforced;
+            }
             if files {
                 scripts.extend(commands.drain(..).map(PathBuf::from));
             }
@@ -352,11 +372,12 @@ fn run(cli: Cli) -> Result<u8, String> {
             policy,
             cwd,
             timeout,
+            session,
             command,
         } => {
             let policy = load(&policy)?;
             let ctx = context(cwd)?;
-            session_cmds::run_cmd(&policy, &ctx.cwd, timeout, &command.join(" "))
+            session_cmds::run_cmd(&policy, &ctx.cwd, timeout, &session, &command.join(" "))
         }
         Cmd::Serve {
             policy,
@@ -365,12 +386,23 @@ fn run(cli: Cli) -> Result<u8, String> {
             audit,
             ask,
             ask_timeout,
+            session,
+            at_eof,
         } => {
             let policy = load(&policy)?;
             let ctx = context(cwd)?;
             let ask = (ask, ask_timeout);
-            session_cmds::serve_cmd(&policy, &ctx.cwd, timeout, audit.as_deref(), ask)
+            session_cmds::serve_cmd(
+                &policy,
+                &ctx.cwd,
+                timeout,
+                audit.as_deref(),
+                ask,
+                &session,
+                at_eof,
+            )
         }
+        Cmd::Sandbox(args) => sandbox_cmd::sandbox_cmd(args),
         Cmd::Redact {
             policy,
             rules,

@@ -1,0 +1,113 @@
+//! What the sandbox launcher costs: session start and per call, against a bash session
+//! started directly. A timed loop (no criterion: each sample is a process start).
+//!
+//! ```text
+//! cargo build --release --bin policy-check --example sandbox_overhead
+//! target/release/examples/sandbox_overhead [STARTS] [CALLS]     # defaults 30 and 300
+//! ```
+//! The launcher is `target/<profile>/policy-check` next to this example (or `$POLICY_CHECK`).
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use shellgate::middleware::sandbox::SandboxSpec;
+use shellgate::middleware::{BashSession, Executor, Launcher, SessionConfig};
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let starts: u32 = args.next().and_then(|a| a.parse().ok()).unwrap_or(30);
+    let calls: u32 = args.next().and_then(|a| a.parse().ok()).unwrap_or(300);
+    let program = std::env::var_os("POLICY_CHECK")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            let exe = std::env::current_exe().unwrap();
+            exe.parent().unwrap().parent().unwrap().join("policy-check")
+        });
+    assert!(program.exists(), "{}: build it first", program.display());
+    let ws = std::env::temp_dir().join(format!("shellgate-overhead-{}", std::process::id()));
+    std::fs::create_dir_all(&ws).unwrap();
+    let tmp = ws.with_extension("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let policy = shellgate::Policy::from_name_or_file("developer").unwrap();
+    let spec = SandboxSpec::from_policy(&policy, &shellgate::Context::new(&ws));
+    let no_landlock = SandboxSpec {
+        landlock: false,
+        ..spec.clone()
+    };
+    let configs: Vec<(&str, SessionConfig)> = vec![
+        // The baseline: bash's here-documents (the wrapper uses one per call) go to
+        // $TMPDIR, a private empty directory under the launcher; the same here.
+        (
+            "bash directly, private TMPDIR (baseline)",
+            SessionConfig::new(&ws).env("TMPDIR", &tmp),
+        ),
+        ("bash directly, TMPDIR=/tmp", SessionConfig::new(&ws)),
+        (
+            "launcher, no Landlock",
+            SessionConfig::new(&ws).launcher(Launcher {
+                program: program.clone(),
+                spec: no_landlock,
+            }),
+        ),
+        (
+            "launcher + Landlock",
+            SessionConfig::new(&ws).launcher(Launcher {
+                program: program.clone(),
+                spec: spec.clone(),
+            }),
+        ),
+        (
+            "launcher + Landlock, kill at call end",
+            SessionConfig::new(&ws)
+                .launcher(Launcher {
+                    program: program.clone(),
+                    spec,
+                })
+                .keep_background(false),
+        ),
+    ];
+    // Warm up (page cache, the binaries), so the first row is not penalised.
+    for (_, config) in &configs {
+        let mut s = BashSession::new(config.clone()).unwrap();
+        for _ in 0..20 {
+            s.run("true").unwrap();
+        }
+    }
+    let mut base: Option<(Duration, Duration, Duration)> = None;
+    println!(
+        "{:<44} {:>12} {:>12} {:>14}",
+        "session", "start", "call `true`", "call 200 opens"
+    );
+    for (name, config) in configs {
+        let t = Instant::now();
+        for _ in 0..starts {
+            drop(BashSession::new(config.clone()).unwrap());
+        }
+        let start = t.elapsed() / starts;
+        let mut s = BashSession::new(config.clone()).unwrap();
+        let t = Instant::now();
+        for _ in 0..calls {
+            s.run("true").unwrap();
+        }
+        let call = t.elapsed() / calls;
+        let opens = "for i in $(seq 200); do : < /etc/hostname; done";
+        let t = Instant::now();
+        for _ in 0..calls / 10 {
+            s.run(opens).unwrap();
+        }
+        let heavy = t.elapsed() / (calls / 10).max(1);
+        let ratio = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64();
+        let (bs, bc, bh) = *base.get_or_insert((start, call, heavy));
+        println!(
+            "{name:<44} {:>7.2} ms {:>4.1}x {:>6.3} ms {:>4.1}x {:>8.3} ms {:>4.1}x",
+            start.as_secs_f64() * 1e3,
+            ratio(start, bs),
+            call.as_secs_f64() * 1e3,
+            ratio(call, bc),
+            heavy.as_secs_f64() * 1e3,
+            ratio(heavy, bh),
+        );
+    }
+    let _ = std::fs::remove_dir_all(&ws);
+    let _ = std::fs::remove_dir_all(&tmp);
+}

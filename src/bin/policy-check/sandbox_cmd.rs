@@ -1,0 +1,145 @@
+//! `policy-check sandbox [SPEC] -- PROGRAM ARGS...`: run a program inside the kernel sandbox
+//! (see `shellgate::middleware::sandbox`). The session's shell is started this way; it is
+//! also usable by hand. Exit status: the program's, or 125 when the sandbox cannot be set up
+//! (the reason code, `sandbox-unavailable` or `sandbox-setup`, is on stderr).
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::Command;
+
+use shellgate::middleware::sandbox::{self, SandboxSpec};
+use shellgate::Context;
+
+/// Limits given on the command line (they override the policy's).
+#[derive(clap::Args, Clone, Default)]
+pub struct LimitArgs {
+    /// CPU seconds per process (RLIMIT_CPU).
+    #[arg(long, value_name = "N")]
+    pub cpu_seconds: Option<u64>,
+    /// Address space per process, in bytes (RLIMIT_AS).
+    #[arg(long, value_name = "BYTES")]
+    pub address_space: Option<u64>,
+    /// Processes (a pids cgroup where one can be made, and RLIMIT_NPROC).
+    #[arg(long, value_name = "N")]
+    pub processes: Option<u64>,
+    /// Largest file written, in bytes (RLIMIT_FSIZE).
+    #[arg(long, value_name = "BYTES")]
+    pub file_size: Option<u64>,
+    /// Open files per process (RLIMIT_NOFILE).
+    #[arg(long, value_name = "N")]
+    pub open_files: Option<u64>,
+}
+
+impl LimitArgs {
+    pub fn apply(&self, spec: &mut SandboxSpec) {
+        let l = &mut spec.limits;
+        for (from, to) in [
+            (self.cpu_seconds, &mut l.cpu_seconds),
+            (self.address_space, &mut l.address_space),
+            (self.processes, &mut l.processes),
+            (self.file_size, &mut l.file_size),
+            (self.open_files, &mut l.open_files),
+        ] {
+            if from.is_some() {
+                *to = from;
+            }
+        }
+    }
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum OnOff {
+    On,
+    Off,
+}
+
+#[derive(clap::Args)]
+pub struct SandboxArgs {
+    /// Derive the rules from this policy (`[paths]`, `[sandbox]`).
+    #[arg(long, short = 'p')]
+    policy: Option<String>,
+    /// The workspace that `{workspace}` stands for (default: the current directory).
+    #[arg(long)]
+    workspace: Option<PathBuf>,
+    /// Another readable root. Repeatable.
+    #[arg(long, value_name = "PATH")]
+    read: Vec<PathBuf>,
+    /// Another writable root. Repeatable.
+    #[arg(long, value_name = "PATH")]
+    write: Vec<PathBuf>,
+    /// TCP connect and bind (default: the policy's, else off).
+    #[arg(long, value_enum)]
+    network: Option<OnOff>,
+    /// No Landlock: only the PID namespace, the parent-death signals and the limits.
+    #[arg(long)]
+    no_landlock: bool,
+    /// The private temporary directory (writable).
+    #[arg(long, value_name = "DIR")]
+    tmp: Option<PathBuf>,
+    /// A pids cgroup directory to join before starting the program.
+    #[arg(long, value_name = "DIR")]
+    cgroup: Option<PathBuf>,
+    #[command(flatten)]
+    limits: LimitArgs,
+    /// Internal: the second stage (confine, then exec).
+    #[arg(long, hide = true)]
+    stage2: bool,
+    /// Also write a setup failure to stdout (the session reads only the shell's stdout, so
+    /// its start error then says why).
+    #[arg(long, hide = true)]
+    errors_to_stdout: bool,
+    /// The program and its arguments (after `--`).
+    #[arg(last = true, required = true)]
+    command: Vec<OsString>,
+}
+
+pub fn sandbox_cmd(args: SandboxArgs) -> Result<u8, String> {
+    let mut spec = match &args.policy {
+        Some(p) => {
+            let policy = shellgate::Policy::from_name_or_file(p).map_err(|e| e.to_string())?;
+            let ws = match &args.workspace {
+                Some(w) => w.clone(),
+                None => std::env::current_dir()
+                    .map_err(|e| format!("cannot read the current directory: {e}"))?,
+            };
+            let mut spec = SandboxSpec::from_policy(&policy, &Context::new(ws));
+            spec.landlock = true;
+            spec
+        }
+        None => SandboxSpec {
+            landlock: true,
+            ..SandboxSpec::default()
+        },
+    };
+    spec.read.extend(args.read.iter().cloned());
+    spec.write.extend(args.write.iter().cloned());
+    if let Some(n) = args.network {
+        spec.network = matches!(n, OnOff::On);
+    }
+    if args.no_landlock {
+        spec.landlock = false;
+    }
+    args.limits.apply(&mut spec);
+    let fail = |e: &dyn std::fmt::Display| {
+        eprintln!("policy-check sandbox: {e}");
+        if args.errors_to_stdout {
+            println!("policy-check sandbox: {e}");
+        }
+        Ok(125)
+    };
+    if args.stage2 {
+        let err = sandbox::confine_and_exec(&spec, args.tmp.as_deref(), &args.command);
+        return fail(&err);
+    }
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
+    let mut stage2 = Command::new(exe);
+    // The same arguments, marked as stage 2.
+    stage2
+        .arg("sandbox")
+        .arg("--stage2")
+        .args(std::env::args_os().skip(2));
+    match sandbox::launch(args.tmp.as_deref(), args.cgroup.as_deref(), stage2) {
+        Ok(code) => Ok(u8::try_from(code).unwrap_or(255)),
+        Err(e) => fail(&e),
+    }
+}

@@ -1,0 +1,123 @@
+//! Validation of `[sandbox]` (a child of the loader, so it can use its helpers).
+
+use toml::Spanned;
+
+use super::super::sandbox::{RawSandbox, SandboxMode, SandboxRoot};
+use super::{File, Loader};
+use crate::policy::PathAnchor;
+
+impl Loader {
+    /// `[sandbox]`: scalars override an included file's, lists and program rules extend.
+    pub(super) fn apply_sandbox(&mut self, file: &File, raw: RawSandbox) {
+        let mut sb = std::mem::take(&mut self.policy.sandbox);
+        if let Some(mode) = &raw.mode {
+            match mode.get_ref().as_str() {
+                "enforce" => sb.mode = SandboxMode::Enforce,
+                "off" => sb.mode = SandboxMode::Off,
+                other => self.diag(
+                    "policy-sandbox",
+                    format!("[sandbox] mode must be \"enforce\" or \"off\", not {other:?}"),
+                    file.loc(mode.span()),
+                ),
+            }
+            sb.rule = Some(file.rule("sandbox.mode", mode.span()));
+        }
+        if let Some(net) = &raw.network {
+            match net.get_ref().as_str() {
+                "on" => sb.network = true,
+                "off" => sb.network = false,
+                other => self.diag(
+                    "policy-sandbox",
+                    format!("[sandbox] network must be \"on\" or \"off\", not {other:?}"),
+                    file.loc(net.span()),
+                ),
+            }
+        }
+        for (list, out) in [(&raw.read, &mut sb.read), (&raw.write, &mut sb.write)] {
+            for item in list {
+                if let Some(root) = self.sandbox_root(file, item) {
+                    out.push(root);
+                }
+            }
+        }
+        if let Some(l) = &raw.limits {
+            for (value, out) in [
+                (&l.cpu_seconds, &mut sb.limits.cpu_seconds),
+                (&l.address_space, &mut sb.limits.address_space),
+                (&l.processes, &mut sb.limits.processes),
+                (&l.file_size, &mut sb.limits.file_size),
+                (&l.open_files, &mut sb.limits.open_files),
+            ] {
+                let Some(v) = value else { continue };
+                match u64::try_from(*v.get_ref()) {
+                    Ok(n) if n > 0 => *out = Some(n),
+                    _ => self.diag(
+                        "policy-sandbox",
+                        format!("[sandbox.limits]: {} must be at least 1", v.get_ref()),
+                        file.loc(v.span()),
+                    ),
+                }
+            }
+        }
+        for (name, prog) in &raw.programs {
+            let path = vec!["sandbox".into(), "programs".into(), name.clone()];
+            if let Some(rule) = self.program(file, &path, name, prog) {
+                sb.programs.insert(name.clone(), rule);
+            }
+        }
+        if let Some(prog) = &raw.workspace_binaries {
+            let path = vec!["sandbox".into(), "workspace_binaries".into()];
+            if let Some(rule) = self.program(file, &path, "workspace binary", prog) {
+                sb.workspace_binaries = Some(rule);
+            }
+        }
+        sb.script_arguments
+            .extend(raw.script_arguments.iter().map(|n| n.get_ref().clone()));
+        self.policy.sandbox = sb;
+    }
+
+    /// A literal path with an anchor: no globs, no `.` or `..`.
+    fn sandbox_root(&mut self, file: &File, item: &Spanned<String>) -> Option<SandboxRoot> {
+        let text = item.get_ref();
+        let (anchor, rest) = if let Some(r) = text.strip_prefix("{workspace}") {
+            (PathAnchor::Workspace, r)
+        } else if let Some(r) = text.strip_prefix("{home}") {
+            (PathAnchor::Home, r)
+        } else if let Some(r) = text.strip_prefix('~') {
+            (PathAnchor::Home, r)
+        } else if text.starts_with('/') {
+            (PathAnchor::Root, text.as_str())
+        } else {
+            self.diag(
+                "policy-sandbox",
+                format!("[sandbox] `{text}` must start with {{workspace}}, {{home}}, ~ or /"),
+                file.loc(item.span()),
+            );
+            return None;
+        };
+        if !rest.is_empty() && !rest.starts_with('/') {
+            self.diag(
+                "policy-sandbox",
+                format!("[sandbox] `{text}`: a `/` must follow the anchor"),
+                file.loc(item.span()),
+            );
+            return None;
+        }
+        let rest = rest.trim_matches('/');
+        if rest.split('/').any(|c| c == ".." || c == ".")
+            || rest.contains(['*', '?', '[', '{', '\0'])
+        {
+            self.diag(
+                "policy-sandbox",
+                format!("[sandbox] `{text}` must be a literal path (no globs, `.` or `..`)"),
+                file.loc(item.span()),
+            );
+            return None;
+        }
+        Some(SandboxRoot {
+            text: text.clone(),
+            anchor,
+            rest: rest.to_string(),
+        })
+    }
+}
