@@ -503,3 +503,224 @@ fn regression_fuzz_second_pass_found_a_url_credential() {
         2
     );
 }
+
+// ---- Keywords cover the regex: the prefilter can never hide a match ------------------------
+
+mod keyword_coverage {
+    use regex_syntax::hir::{Class, Hir, HirKind};
+    use std::collections::BTreeSet;
+
+    /// Most strings an exact expansion may hold.
+    const MAX_SET: usize = 4096;
+
+    /// The finite language of `h`, when it is small (classes of at most 16 members, bounded
+    /// repetitions of at most 3).
+    fn exact(h: &Hir) -> Option<BTreeSet<Vec<u8>>> {
+        let one = |v: Vec<u8>| Some(BTreeSet::from([v]));
+        match h.kind() {
+            HirKind::Empty | HirKind::Look(_) => one(Vec::new()),
+            HirKind::Literal(l) => one(l.0.to_vec()),
+            HirKind::Class(Class::Bytes(c)) => {
+                let bytes: Vec<u8> = c
+                    .iter()
+                    .flat_map(|r| r.start()..=r.end())
+                    .take(17)
+                    .collect();
+                (bytes.len() <= 16).then(|| bytes.into_iter().map(|b| vec![b]).collect())
+            }
+            HirKind::Class(Class::Unicode(c)) => {
+                let chars: Vec<char> = c
+                    .iter()
+                    .flat_map(|r| r.start()..=r.end())
+                    .take(17)
+                    .collect();
+                (chars.len() <= 16).then(|| {
+                    chars
+                        .into_iter()
+                        .map(|ch| ch.to_string().into_bytes())
+                        .collect()
+                })
+            }
+            HirKind::Capture(c) => exact(&c.sub),
+            HirKind::Concat(xs) => {
+                let mut acc = BTreeSet::from([Vec::new()]);
+                for x in xs {
+                    acc = product(&acc, &exact(x)?)?;
+                }
+                Some(acc)
+            }
+            HirKind::Alternation(xs) => {
+                let mut acc = BTreeSet::new();
+                for x in xs {
+                    acc.extend(exact(x)?);
+                    if acc.len() > MAX_SET {
+                        return None;
+                    }
+                }
+                Some(acc)
+            }
+            HirKind::Repetition(r) => {
+                let max = r.max.filter(|&m| m <= 3)?;
+                let sub = exact(&r.sub)?;
+                let mut acc = BTreeSet::new();
+                let mut power = BTreeSet::from([Vec::new()]);
+                for k in 0..=max {
+                    if k >= r.min {
+                        acc.extend(power.iter().cloned());
+                    }
+                    power = product(&power, &sub)?;
+                }
+                Some(acc)
+            }
+        }
+    }
+
+    fn product(a: &BTreeSet<Vec<u8>>, b: &BTreeSet<Vec<u8>>) -> Option<BTreeSet<Vec<u8>>> {
+        if a.len() * b.len() > MAX_SET {
+            return None;
+        }
+        Some(
+            a.iter()
+                .flat_map(|x| b.iter().map(move |y| [&x[..], &y[..]].concat()))
+                .collect(),
+        )
+    }
+
+    fn holds_keyword(s: &[u8], keywords: &[String]) -> bool {
+        keywords
+            .iter()
+            .any(|k| s.windows(k.len()).any(|w| w == k.as_bytes()))
+    }
+
+    /// Whether every match of `h` contains one of `keywords`: a string of a small finite part
+    /// of the pattern that every match contains (a run of concatenated pieces) always holds
+    /// one, or each branch of an alternation is covered.
+    pub fn covered(h: &Hir, keywords: &[String]) -> bool {
+        if let Some(e) = exact(h) {
+            return e.iter().all(|s| holds_keyword(s, keywords));
+        }
+        match h.kind() {
+            HirKind::Capture(c) => covered(&c.sub, keywords),
+            HirKind::Repetition(r) => r.min >= 1 && covered(&r.sub, keywords),
+            HirKind::Alternation(xs) => xs.iter().all(|x| covered(x, keywords)),
+            HirKind::Concat(xs) => {
+                if xs.iter().any(|x| covered(x, keywords)) {
+                    return true;
+                }
+                // Runs of consecutive pieces with a small exact language, expanded together
+                // (a keyword may straddle pieces: `[Tt]oken`), from every start.
+                for start in 0..xs.len() {
+                    let mut acc = BTreeSet::from([Vec::new()]);
+                    for x in &xs[start..] {
+                        // A piece without a small language ends the run, with what every
+                        // match of it starts with.
+                        let (piece, last) = match exact(x) {
+                            Some(e) => (e, false),
+                            None => (prefixes(x), true),
+                        };
+                        let Some(next) = product(&acc, &piece) else {
+                            break;
+                        };
+                        acc = next;
+                        if acc.iter().all(|s| holds_keyword(s, keywords)) {
+                            return true;
+                        }
+                        if last {
+                            break;
+                        }
+                    }
+                }
+                false
+            }
+            _ => false,
+        }
+    }
+
+    /// A set of strings every match of `h` starts with one of (`{""}` when nothing is known).
+    fn prefixes(h: &Hir) -> BTreeSet<Vec<u8>> {
+        let nothing = || BTreeSet::from([Vec::new()]);
+        if let Some(e) = exact(h) {
+            return e;
+        }
+        match h.kind() {
+            HirKind::Capture(c) => prefixes(&c.sub),
+            HirKind::Repetition(r) if r.min >= 1 => prefixes(&r.sub),
+            HirKind::Alternation(xs) => {
+                let mut acc = BTreeSet::new();
+                for x in xs {
+                    acc.extend(prefixes(x));
+                }
+                if acc.len() > MAX_SET {
+                    nothing()
+                } else {
+                    acc
+                }
+            }
+            HirKind::Concat(xs) => {
+                let mut acc = nothing();
+                for x in xs {
+                    let (piece, last) = match exact(x) {
+                        Some(e) => (e, false),
+                        None => (prefixes(x), true),
+                    };
+                    match product(&acc, &piece) {
+                        Some(next) => acc = next,
+                        None => break,
+                    }
+                    if last {
+                        break;
+                    }
+                }
+                acc
+            }
+            _ => nothing(),
+        }
+    }
+
+    pub fn parse(pattern: &str) -> Hir {
+        regex_syntax::ParserBuilder::new()
+            .unicode(false)
+            .utf8(false)
+            .build()
+            .parse(pattern)
+            .unwrap_or_else(|e| panic!("{pattern}: {e}"))
+    }
+}
+
+#[test]
+fn every_match_of_every_rule_holds_one_of_its_keywords() {
+    let mut failures = Vec::new();
+    for def in RuleSet::builtin_defs() {
+        // A section rule's keywords select its header line, not the regex's lines.
+        let (pattern, what) = match &def.section {
+            Some(header) => (header.clone(), "section header"),
+            None => (def.regex.clone(), "regex"),
+        };
+        let hir = keyword_coverage::parse(&pattern);
+        if !keyword_coverage::covered(&hir, &def.keywords) {
+            failures.push(format!(
+                "{}: a match of its {what} can lack all of {:?}",
+                def.id, def.keywords
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn the_coverage_check_catches_a_missing_casing() {
+    let hir = keyword_coverage::parse(r"(?:[Ss]ecret|[Tt]oken)\s*=\s*(\w+)");
+    let kws = |k: &[&str]| k.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert!(!keyword_coverage::covered(&hir, &kws(&["ecret", "token"])));
+    assert!(keyword_coverage::covered(&hir, &kws(&["ecret", "oken"])));
+    assert!(keyword_coverage::covered(
+        &hir,
+        &kws(&["ecret", "token", "Token"])
+    ));
+    let hir = keyword_coverage::parse(r"\b((?:AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})\b");
+    assert!(!keyword_coverage::covered(&hir, &kws(&["AKIA", "ASIA"])));
+    assert!(keyword_coverage::covered(
+        &hir,
+        &kws(&["AKIA", "ASIA", "ABIA", "ACCA"])
+    ));
+}
