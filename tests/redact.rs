@@ -428,6 +428,10 @@ fn fragment() -> impl Strategy<Value = Vec<u8>> {
         Just(b"-----BEGIN PRIVATE KEY-----\n".to_vec()),
         Just(b"-----END PRIVATE KEY-----\n".to_vec()),
         Just(b"data:\n  key: dmFsdWU=\n".to_vec()),
+        Just(b"kind: Secret\n".to_vec()),
+        Just(b"kind: ConfigMap\n".to_vec()),
+        Just(b"---\n".to_vec()),
+        Just(b"  \"data\": {\n    \"k\": \"dmFsdWUxMjM0\"\n  },\n".to_vec()),
         Just(b"password=".to_vec()),
         Just(b"ghp_".to_vec()),
     ]
@@ -723,4 +727,157 @@ fn the_coverage_check_catches_a_missing_casing() {
         &hir,
         &kws(&["AKIA", "ASIA", "ABIA", "ACCA"])
     ));
+}
+
+// ---- False positives: harmless text stays ------------------------------------------------
+
+#[test]
+fn placeholders_references_and_names_are_not_secrets() {
+    let cases = [
+        // Placeholders.
+        "curl -u user:pass https://httpbin.org/basic-auth/user/pass",
+        "postgres://user:pass@localhost:5432/db",
+        "SLACK_BOT_TOKEN=xoxb-my-bot-token",
+        "slack_token: xoxb-your-slack-bot-token-here",
+        "auth_token = \"my-auth-token-value\"",
+        "token: xxx",
+        "GITHUB_TOKEN=ghp_xxx",
+        "api_key: <API_KEY>",
+        "OPENAI_API_KEY=sk-<your key here>",
+        "Authorization: Token <your-token>",
+        "token: ghp_abc...xyz",
+        // Variable references and code that fetches the value.
+        "password = os.environ[\"DB_PASSWORD\"]",
+        "db_password = os.getenv('DB_PASSWORD')",
+        "secret_key = os.environ['SECRET_KEY']",
+        "api_key = settings.OPENAI_API_KEY",
+        "password: ${DB_PASSWORD}",
+        "TOKEN=$GITHUB_TOKEN",
+        "export AWS_SECRET_ACCESS_KEY=${AWS_SECRET_ACCESS_KEY:-}",
+        "mysql -u root -p$MYSQL_PWD app",
+        "client_secret: \"{{ .Values.clientSecret }}\"",
+        // Names and paths of secrets, not secrets.
+        "secret_name = \"prod/db/credentials\"",
+        "SECRET_ARN=arn:aws:secretsmanager:us-east-1:123456789012:secret:prod/db/credentials-AbCdEf",
+        "\"SecretId\": \"arn:aws:secretsmanager:us-east-1:123456789012:secret:prod/db-Xy12Zq\"",
+        "  secretRef: app-secrets/database-url",
+    ];
+    let mut changed = Vec::new();
+    for c in cases {
+        let line = format!("{c}\n");
+        let out = redact(line.as_bytes());
+        if out != line.as_bytes() {
+            changed.push(format!("{c:?} -> {:?}", String::from_utf8_lossy(&out)));
+        }
+    }
+    assert!(changed.is_empty(), "changed:\n{}", changed.join("\n"));
+}
+
+#[test]
+fn real_values_next_to_those_shapes_are_still_redacted() {
+    for (line, rule) in [
+        (
+            "curl -u deploy:Zq8Lr3Vx6Nm1Kp4T https://ci.internal.test/",
+            "curl-user-credentials",
+        ),
+        (
+            "SLACK_BOT_TOKEN=xoxb-580239624394-0846479657378-20K98cHZ3hvlzZj5YK7QUOsi",
+            "slack-token",
+        ),
+        ("password = \"Wq7Zr2Lx9Kp4Tn\"", "password-assignment"),
+        (
+            "secret_name = \"Zq8Lr3Vx6Nm1Kp4TwY7b2Hc5\"",
+            "secret-assignment",
+        ),
+        ("accessToken=Zq8Lr3Vx6Nm1Kp4Tw7Yb2Hc5", "secret-assignment"),
+    ] {
+        let (out, stats) = RuleSet::builtin().redact(format!("{line}\n").as_bytes());
+        assert_eq!(
+            stats.get(rule),
+            1,
+            "{line} -> {}",
+            String::from_utf8_lossy(&out)
+        );
+    }
+}
+
+fn chunked_at_every_size(input: &str) -> String {
+    let whole = String::from_utf8(redact(input.as_bytes())).unwrap();
+    for size in [1, 3, 17, 4096] {
+        let mut r = Redactor::new(RuleSet::builtin());
+        let mut o = Vec::new();
+        for c in input.as_bytes().chunks(size) {
+            r.feed(c, &mut o);
+        }
+        r.finish(&mut o);
+        assert_eq!(String::from_utf8_lossy(&o), whole, "chunks of {size}");
+    }
+    whole
+}
+
+#[test]
+fn kubernetes_data_is_redacted_only_inside_a_secret() {
+    // kubectl's key order: data before kind.
+    let config_map = "apiVersion: v1\ndata:\n  LOG_LEVEL: debug\n  SENTRY_DSN_HASH: Zq8Lr3Vx6Nm1Kp4T\nkind: ConfigMap\nmetadata:\n  name: app\n";
+    assert_eq!(chunked_at_every_size(config_map), config_map);
+    let secret = config_map.replace("ConfigMap", "Secret");
+    let out = chunked_at_every_size(&secret);
+    assert!(
+        out.contains("LOG_LEVEL: [REDACTED:kubernetes-secret-data]"),
+        "{out}"
+    );
+    assert!(!out.contains("Zq8Lr3Vx6Nm1Kp4T"), "{out}");
+    // Hand-written order: kind first.
+    let manifest =
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\ndata:\n  LOG_LEVEL: debug\n";
+    assert_eq!(chunked_at_every_size(manifest), manifest);
+    let out = chunked_at_every_size(&manifest.replace("ConfigMap", "Secret"));
+    assert!(
+        out.contains("LOG_LEVEL: [REDACTED:kubernetes-secret-data]"),
+        "{out}"
+    );
+    // Two documents: the second's kind is its own.
+    let two = format!(
+        "{}---\n{config_map}",
+        manifest.replace("ConfigMap", "Secret")
+    );
+    let out = chunked_at_every_size(&two);
+    assert_eq!(
+        out.matches("[REDACTED:kubernetes-secret-data]").count(),
+        1,
+        "{out}"
+    );
+    assert!(out.ends_with(config_map), "{out}");
+    // A list of both (kubectl get -o yaml).
+    let list = "items:\n- apiVersion: v1\n  data:\n    tls.key: Zq8Lr3Vx6Nm1Kp4T\n  kind: Secret\n- apiVersion: v1\n  data:\n    LOG_LEVEL: debug\n  kind: ConfigMap\n";
+    let out = chunked_at_every_size(list);
+    assert!(
+        out.contains("tls.key: [REDACTED:kubernetes-secret-data]"),
+        "{out}"
+    );
+    assert!(out.contains("LOG_LEVEL: debug"), "{out}");
+    // Cut before its kind (head, grep): unknown, so redacted (fail closed).
+    let cut = "apiVersion: v1\ndata:\n  password: Zq8Lr3Vx6Nm1Kp4T\n";
+    let out = chunked_at_every_size(cut);
+    assert!(!out.contains("Zq8Lr3Vx6Nm1Kp4T"), "{out}");
+    // JSON.
+    let json = "{\n    \"data\": {\n        \"LOG_LEVEL\": \"debug\"\n    },\n    \"kind\": \"ConfigMap\"\n}\n";
+    assert_eq!(chunked_at_every_size(json), json);
+    let out = chunked_at_every_size(&json.replace("ConfigMap", "Secret"));
+    assert!(out.contains("[REDACTED:kubernetes-secret-data]"), "{out}");
+}
+
+#[test]
+fn a_held_section_is_bounded() {
+    // A huge data: mapping with no kind is held only up to the block bound, then redacted.
+    let mut text = String::from("data:\n");
+    for i in 0..5000 {
+        text.push_str(&format!("  key{i}: Zq8Lr3Vx6Nm1Kp4T{i}\n"));
+    }
+    text.push_str("kind: ConfigMap\n");
+    let out = chunked_at_every_size(&text);
+    assert!(
+        !out.contains("key1: Zq8Lr3Vx6Nm1Kp4T1\n"),
+        "held past the bound"
+    );
 }

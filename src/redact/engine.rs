@@ -38,8 +38,12 @@ pub(crate) enum Kind {
     Line,
     /// Line rule plus multi-line block handling (private-key blocks).
     Block { begin: Regex, end: Regex },
-    /// The regex runs on lines indented under a header line.
-    Section { header: Regex },
+    /// The regex runs on lines indented under a header line; with `when`, only in mappings
+    /// whose deciding key line (`key`) matches `value` (see [`super::SectionIf`]).
+    Section {
+        header: Regex,
+        when: Option<(Regex, Regex)>,
+    },
 }
 
 /// One compiled rule.
@@ -159,6 +163,13 @@ impl Rule {
             },
             (None, Some(s)) => Kind::Section {
                 header: compile(id, "section", s)?,
+                when: match &def.section_if {
+                    Some(w) => Some((
+                        compile(id, "section_if.key", &w.key)?,
+                        compile(id, "section_if.value", &w.value)?,
+                    )),
+                    None => None,
+                },
             },
             (None, None) => Kind::Line,
         };

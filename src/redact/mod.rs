@@ -38,7 +38,7 @@ mod config;
 mod engine;
 mod stream;
 
-pub use config::{BlockDef, RedactConfig, RedactError, RuleDef};
+pub use config::{BlockDef, RedactConfig, RedactError, RuleDef, SectionIf};
 pub use engine::{shannon_entropy, RuleSet, BUILTIN_RULES};
 pub use stream::Redactor;
 
