@@ -350,7 +350,12 @@ impl<'r> Redactor<'r> {
             }
         }
         if let Some(mut h) = self.hold.take() {
-            let end = match self.set.rules.get(h.rule as usize).map(|r| &r.kind) {
+            let end = match self
+                .set
+                .rules
+                .get(h.rule as usize)
+                .map(|r| &r.compiled().kind)
+            {
                 Some(Kind::Block { end, .. }) => end.is_match(seg),
                 _ => true,
             };
@@ -371,7 +376,12 @@ impl<'r> Redactor<'r> {
             self.flush_hold(h, out);
         }
         if let Some(rule) = self.drain {
-            let end = match self.set.rules.get(rule as usize).map(|r| &r.kind) {
+            let end = match self
+                .set
+                .rules
+                .get(rule as usize)
+                .map(|r| &r.compiled().kind)
+            {
                 Some(Kind::Block { end, .. }) => end.is_match(seg),
                 _ => true,
             };
@@ -382,7 +392,8 @@ impl<'r> Redactor<'r> {
         }
         // A block rule's opening line starts holding.
         for &(c, _) in cands {
-            if let Some(Kind::Block { begin, .. }) = self.set.rules.get(c as usize).map(|r| &r.kind)
+            if let Some(Kind::Block { begin, .. }) =
+                self.set.rules.get(c as usize).map(|r| &r.compiled().kind)
             {
                 if begin.is_match(seg) {
                     self.hold = Some(Hold {
@@ -413,7 +424,7 @@ impl<'r> Redactor<'r> {
         if extra.is_none() {
             for &(c, _) in cands {
                 if let Some(Kind::Section { header, when }) =
-                    self.set.rules.get(c as usize).map(|r| &r.kind)
+                    self.set.rules.get(c as usize).map(|r| &r.compiled().kind)
                 {
                     let indent = indent_of(seg);
                     if let Some((key, value)) = when {
@@ -458,7 +469,12 @@ impl<'r> Redactor<'r> {
         let Some(h) = self.section_hold.as_mut() else {
             return false;
         };
-        let when = match self.set.rules.get(h.rule as usize).map(|r| &r.kind) {
+        let when = match self
+            .set
+            .rules
+            .get(h.rule as usize)
+            .map(|r| &r.compiled().kind)
+        {
             Some(Kind::Section {
                 when: Some(when), ..
             }) => Some(when),
