@@ -27,6 +27,7 @@ impl Gen {
             "b" => b"ABCDEFGHIJKLMNOPQRSTUVWYZabcdefghijklmnopqrstuvwyz0123456789+/",
             "u" => b"ABCDEFGHIJKLMNOPQRSTUVWYZabcdefghijklmnopqrstuvwyz0123456789_-",
             "d" => b"0123456789",
+            "B32" => b"QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L",
             other => panic!("charset {other}"),
         };
         // Avoid runs that look like placeholders (`0000`, `0123`, `abcd...`, `xxxxxx`).
@@ -880,4 +881,79 @@ fn a_held_section_is_bounded() {
         !out.contains("key1: Zq8Lr3Vx6Nm1Kp4T1\n"),
         "held past the bound"
     );
+}
+
+// ---- Recall and false positives per format family (tests/data/recall.tmpl) ---------------
+
+const RECALL: &str = include_str!("data/recall.tmpl");
+
+/// Per family: (positives, caught, negatives, changed, misses not marked `+?`).
+fn recall_figures() -> Vec<(String, usize, usize, usize, usize, Vec<String>)> {
+    let mut families: Vec<(String, usize, usize, usize, usize, Vec<String>)> = Vec::new();
+    for raw in RECALL.lines() {
+        if let Some(name) = raw.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
+            families.push((name.to_string(), 0, 0, 0, 0, Vec::new()));
+            continue;
+        }
+        let Some(f) = families.last_mut() else {
+            continue;
+        };
+        let (positive, known_miss, template) = if let Some(t) = raw.strip_prefix("+?") {
+            (true, true, t)
+        } else if let Some(t) = raw.strip_prefix("+ ") {
+            (true, false, t)
+        } else if let Some(t) = raw.strip_prefix("- ") {
+            (false, false, t)
+        } else {
+            continue;
+        };
+        let template = format!("{}\n", template.replace("\\n", "\n"));
+        for seed in [7, 8, 9] {
+            let (input, _, secrets) = expand(&template, seed);
+            let out = String::from_utf8_lossy(&redact(input.as_bytes())).into_owned();
+            if positive {
+                f.1 += 1;
+                if secrets.iter().all(|s| !out.contains(s.as_str())) {
+                    f.2 += 1;
+                } else if !known_miss {
+                    f.5.push(format!("missed: {input:?} -> {out:?}"));
+                }
+            } else {
+                f.3 += 1;
+                if out != input {
+                    f.4 += 1;
+                    f.5.push(format!("changed: {input:?} -> {out:?}"));
+                }
+            }
+        }
+    }
+    families
+}
+
+#[test]
+fn recall_and_false_positives_per_family() {
+    let figures = recall_figures();
+    let (mut p, mut c, mut n, mut x) = (0, 0, 0, 0);
+    let mut problems = Vec::new();
+    eprintln!("family              recall          false positives");
+    for (name, pos, caught, neg, changed, probs) in &figures {
+        eprintln!(
+            "{name:<18}  {caught:>3}/{pos:<3} {:>5.1}%   {changed:>2}/{neg:<3} {:>5.1}%",
+            100.0 * *caught as f64 / (*pos).max(1) as f64,
+            100.0 * *changed as f64 / (*neg).max(1) as f64
+        );
+        (p, c, n, x) = (p + pos, c + caught, n + neg, x + changed);
+        problems.extend(probs.iter().cloned());
+    }
+    eprintln!(
+        "all                 {c:>3}/{p:<3} {:>5.1}%   {x:>2}/{n:<3} {:>5.1}%",
+        100.0 * c as f64 / p as f64,
+        100.0 * x as f64 / n as f64
+    );
+    assert!(
+        figures.len() >= 10 && p >= 350 && n >= 150,
+        "corpus too small: {p} / {n}"
+    );
+    // Every positive not marked as a known miss is caught, and no negative changes.
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
