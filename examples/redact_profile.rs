@@ -64,6 +64,17 @@ fn main() {
     if which == "start" {
         return start();
     }
+    if let Some(kind) = which.strip_prefix("dump-") {
+        // The benchmark input on stdout, for profiling the CLI on it.
+        use std::io::Write;
+        let input = if kind == "log" {
+            inputs::build_log()
+        } else {
+            inputs::lookalike_log()
+        };
+        let _ = std::io::stdout().write_all(&input);
+        return;
+    }
     let n: usize = std::env::args()
         .nth(2)
         .and_then(|s| s.parse().ok())
