@@ -155,7 +155,7 @@ fn indent_of(line: &[u8]) -> usize {
 /// A YAML document marker (`---`, `...`).
 fn is_document_marker(line: &[u8]) -> bool {
     let t = trim(line);
-    t == b"..." || t.starts_with(b"---") && t[3..].first().is_none_or(|b| b.is_ascii_whitespace())
+    t == b"..." || t.starts_with(b"---") && !matches!(t.get(3), Some(b) if !b.is_ascii_whitespace())
 }
 
 /// Whether `line` leaves the mapping whose keys are indented by `indent`: a document marker,
