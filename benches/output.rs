@@ -3,7 +3,7 @@
 //! results as ratios).
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use shellgate::redact::{Redactor, RuleSet};
+use shellgate::redact::{RedactConfig, Redactor, RuleSet, BUILTIN_RULES};
 use shellgate::truncate::{truncate, TruncateConfig};
 
 #[path = "support/inputs.rs"]
@@ -57,5 +57,26 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
+/// What a new process pays before its first redacted line: building the built-in set (the
+/// rules compile lazily) and redacting one line of a build log and one with a secret, beside
+/// parsing the pack's TOML into a plain table (the baseline).
+fn start(c: &mut Criterion) {
+    let mut g = c.benchmark_group("start");
+    g.bench_function("toml-table-baseline", |b| {
+        b.iter(|| toml::from_str::<toml::Table>(black_box(BUILTIN_RULES)))
+    });
+    g.bench_function("rule-set-and-first-lines", |b| {
+        b.iter(|| {
+            let set = RuleSet::with_config(&RedactConfig::default()).expect("builds");
+            let a = set.redact(black_box(b"   Compiling serde v1.0.215\n")).0;
+            let s = set.redact(black_box(
+                b"export API_KEY=0yilnnn2qUkxV7yiH1DAPmB26N3hiD0s\n",
+            ));
+            (a, s)
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench, start);
 criterion_main!(benches);

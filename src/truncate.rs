@@ -11,13 +11,19 @@
 //! Output that fits both budgets is returned whole. Otherwise a head and a tail are kept, the tail
 //! twice the head (errors land at the end), cut at line boundaries where a line boundary exists
 //! within the budget, else (one huge line) in the middle of the line, never inside a UTF-8
-//! character nor inside a `[REDACTED:...]` marker. Between them a marker line says how much was
-//! left out: `[... 1234 lines, 56789 bytes omitted ...]` (lines = newlines in the omitted text,
-//! bytes = UTF-8 bytes of it).
+//! character nor inside a `[REDACTED:...]` marker. Between them one marker line says how much
+//! was left out and where: `[... 1234 lines, 56789 bytes omitted from line 11 ...]` (lines =
+//! newlines in the omitted text, bytes = UTF-8 bytes of it, line = the first line left out).
+//! What the marker counts plus what is shown is always the whole output.
+//!
+//! Output the producer discarded before truncation (an executor's cap while the output
+//! streamed, [`Truncator::skip`]) is counted in the same marker, which then also says that the
+//! output was cut while it streamed and that a narrower command shows that part.
 //!
 //! Output whose first [`SNIFF_BYTES`] bytes hold a NUL byte, or are more than 30% invalid UTF-8
-//! and control characters, is binary: it is summarised (`[binary output: 5123 bytes, ELF
-//! executable]`), never dumped.
+//! and control characters, is binary: it is not shown, and the marker counts all of it
+//! (`[... 12 lines, 5123 bytes omitted: binary output (ELF executable), not shown ...]`, lines
+//! and bytes of the raw output).
 //!
 //! [`Truncator`] does the same while streaming, with memory bounded by about
 //! `max_bytes + max_bytes * 2 / 3` whatever the input size, and gives exactly the result of
@@ -28,9 +34,15 @@ use serde::{Deserialize, Serialize};
 /// Bytes inspected to decide whether output is binary.
 pub const SNIFF_BYTES: usize = 8192;
 
+/// What the marker adds when the producer cut the output while it streamed.
+const STREAM_NOTE: &str = "; the output was cut while it streamed: re-run with a narrower \
+     command (head, tail, grep, sed -n) to see that part";
+
 /// Bytes reserved for the marker line (its longest form, with 20-digit counts).
-const MARKER_RESERVE: usize =
-    "\n[... 18446744073709551615 lines, 18446744073709551615 bytes omitted ...]\n".len();
+const MARKER_RESERVE: usize = "\n[... 18446744073709551615 lines, 18446744073709551615 bytes \
+     omitted from line 18446744073709551615 ...]\n"
+    .len()
+    + STREAM_NOTE.len();
 
 /// Lookback kept before the tail window to avoid cutting a `[REDACTED:...]` marker.
 const MARKER_LOOKBACK: usize = 96;
@@ -187,6 +199,21 @@ pub struct Truncator {
     newlines: u64,
     last_byte: Option<u8>,
     scratch: String,
+    /// Newlines in the raw bytes (binary output is counted raw).
+    raw_newlines: u64,
+    /// Output the producer discarded before it reached us ([`Truncator::skip`]).
+    skipped: Option<Skipped>,
+}
+
+/// What [`Truncator::skip`] was told, and where.
+#[derive(Debug, Clone, Copy)]
+struct Skipped {
+    lines: u64,
+    bytes: u64,
+    /// Decoded bytes fed before the first skip (the head comes from these only).
+    first_at: u64,
+    /// Decoded bytes fed before the last skip (the tail comes from those after it only).
+    last_at: u64,
 }
 
 impl Truncator {
@@ -204,12 +231,18 @@ impl Truncator {
             newlines: 0,
             last_byte: None,
             scratch: String::new(),
+            raw_newlines: 0,
+            skipped: None,
         }
     }
 
     /// Takes the next chunk of output.
     pub fn feed(&mut self, chunk: &[u8]) {
         self.raw_total += chunk.len() as u64;
+        if self.mode != Mode::Text {
+            // Only binary output is counted raw (text is counted as decoded).
+            self.raw_newlines += memchr::memchr_iter(b'\n', chunk).count() as u64;
+        }
         match self.mode {
             Mode::Binary => {}
             Mode::Text => self.text(chunk),
@@ -225,6 +258,36 @@ impl Truncator {
                 }
             }
         }
+    }
+
+    /// Notes that the producer discarded `bytes` bytes holding `lines` newlines at this point
+    /// of the stream (an executor's cap while the output streamed). They count as omitted in
+    /// the marker, which then says the output was cut while streaming; the head is taken from
+    /// before the first skip and the tail from after the last one.
+    pub fn skip(&mut self, lines: u64, bytes: u64) {
+        if self.mode == Mode::Sniffing {
+            self.decide();
+        }
+        self.raw_total += bytes;
+        self.raw_newlines += lines;
+        if self.mode == Mode::Text {
+            // A character cut by the gap is invalid: end it here, as a whole-buffer decode
+            // of what was kept would.
+            let mut rest = String::new();
+            self.decoder.finish(&mut rest);
+            self.push_text(&rest);
+        }
+        let at = self.total;
+        let s = self.skipped.get_or_insert(Skipped {
+            lines: 0,
+            bytes: 0,
+            first_at: at,
+            last_at: at,
+        });
+        s.lines += lines;
+        s.bytes += bytes;
+        s.last_at = at;
+        self.tail.clear();
     }
 
     fn decide(&mut self) {
@@ -260,7 +323,8 @@ impl Truncator {
         self.newlines += memchr::memchr_iter(b'\n', bytes).count() as u64;
         self.last_byte = bytes.last().copied();
         let room = self.config.max_bytes.saturating_sub(self.prefix.len());
-        if room > 0 {
+        // The head comes from before the first gap only.
+        if room > 0 && self.skipped.is_none() {
             let mut cut = room.min(s.len());
             while !s.is_char_boundary(cut) {
                 cut -= 1;
@@ -292,7 +356,8 @@ impl Truncator {
         }
         if self.mode == Mode::Binary {
             let mut s = format!(
-                "[binary output: {} bytes, {}; not shown]\n",
+                "[... {} lines, {} bytes omitted: binary output ({}), not shown ...]\n",
+                self.raw_newlines,
                 self.raw_total,
                 guess_type(&self.sniff)
             );
@@ -303,7 +368,10 @@ impl Truncator {
         self.decoder.finish(&mut rest);
         self.push_text(&rest);
         let lines = self.newlines + u64::from(self.last_byte.is_some_and(|b| b != b'\n'));
-        if self.total <= self.config.max_bytes as u64 && lines <= self.config.max_lines as u64 {
+        if self.skipped.is_none()
+            && self.total <= self.config.max_bytes as u64
+            && lines <= self.config.max_lines as u64
+        {
             // Fits: `prefix` is the whole text.
             return self.prefix;
         }
@@ -315,16 +383,26 @@ impl Truncator {
         let cfg = &self.config;
         let total = usize::try_from(self.total).unwrap_or(usize::MAX);
         let ends_nl = self.last_byte == Some(b'\n');
+        // Text the head may come from (before the first gap) and where the tail's may start
+        // (after the last gap); without a gap, all of it for both.
+        let (pre_len, post_start) = match self.skipped {
+            Some(s) => (
+                usize::try_from(s.first_at).unwrap_or(usize::MAX),
+                usize::try_from(s.last_at).unwrap_or(usize::MAX),
+            ),
+            None => (total, 0),
+        };
+        let post_len = total - post_start;
 
         // Head: within the first head_bytes bytes and head_lines lines.
         let p = self.prefix.as_bytes();
-        let window = &p[..p.len().min(cfg.head_bytes())];
+        let window = &p[..p.len().min(cfg.head_bytes()).min(pre_len)];
         let mut head_end = if cfg.head_lines() == 0 {
             0
         } else {
             nth_newline_end(window, cfg.head_lines()).unwrap_or(window.len())
         };
-        if head_end == window.len() && window.len() < total && cfg.head_lines() > 0 {
+        if head_end == window.len() && window.len() < pre_len && cfg.head_lines() > 0 {
             // The window ends mid-line: back up to its last line boundary, if any.
             head_end = match window.iter().rposition(|&b| b == b'\n') {
                 Some(i) => i + 1,
@@ -333,7 +411,7 @@ impl Truncator {
         }
 
         // Tail: within the last tail_bytes bytes and tail_lines lines.
-        let keep = cfg.tail_bytes().min(total);
+        let keep = cfg.tail_bytes().min(post_len);
         let t = &self.tail[..];
         let base_in_t = t.len().saturating_sub(keep);
         let w = &t[base_in_t..];
@@ -355,7 +433,7 @@ impl Truncator {
             start_in_t = base_in_t
                 + match line_cut {
                     Some(c) => c,
-                    None if keep == total => 0,
+                    None if keep == post_len => 0,
                     None => match body.iter().position(|&b| b == b'\n') {
                         Some(i) => i + 1,
                         None => {
@@ -371,18 +449,25 @@ impl Truncator {
         let tail = &t[tail_start - t_base_abs..];
         let head = &p[..head_end];
 
-        let omitted_bytes = tail_start - head_end;
-        let head_nl = head.iter().filter(|&&b| b == b'\n').count() as u64;
-        let tail_nl = tail.iter().filter(|&&b| b == b'\n').count() as u64;
-        let omitted_lines = self.newlines - head_nl - tail_nl;
+        let (gap_lines, gap_bytes) = self.skipped.map_or((0, 0), |s| (s.lines, s.bytes));
+        let omitted_bytes = (total - head.len() - tail.len()) as u64 + gap_bytes;
+        let head_nl = memchr::memchr_iter(b'\n', head).count() as u64;
+        let tail_nl = memchr::memchr_iter(b'\n', tail).count() as u64;
+        let omitted_lines = self.newlines - head_nl - tail_nl + gap_lines;
 
         let mut out = String::with_capacity(head.len() + tail.len() + MARKER_RESERVE);
         out.push_str(&String::from_utf8_lossy(head));
         if !out.is_empty() && !out.ends_with('\n') {
             out.push('\n');
         }
+        let from = head_nl + 1;
+        let note = if self.skipped.is_some() {
+            STREAM_NOTE
+        } else {
+            ""
+        };
         out.push_str(&format!(
-            "[... {omitted_lines} lines, {omitted_bytes} bytes omitted ...]\n"
+            "[... {omitted_lines} lines, {omitted_bytes} bytes omitted from line {from}{note} ...]\n"
         ));
         out.push_str(&String::from_utf8_lossy(tail));
         cut_to(&mut out, cfg.max_bytes);

@@ -27,6 +27,7 @@ impl Gen {
             "b" => b"ABCDEFGHIJKLMNOPQRSTUVWYZabcdefghijklmnopqrstuvwyz0123456789+/",
             "u" => b"ABCDEFGHIJKLMNOPQRSTUVWYZabcdefghijklmnopqrstuvwyz0123456789_-",
             "d" => b"0123456789",
+            "B32" => b"QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L",
             other => panic!("charset {other}"),
         };
         // Avoid runs that look like placeholders (`0000`, `0123`, `abcd...`, `xxxxxx`).
@@ -428,6 +429,10 @@ fn fragment() -> impl Strategy<Value = Vec<u8>> {
         Just(b"-----BEGIN PRIVATE KEY-----\n".to_vec()),
         Just(b"-----END PRIVATE KEY-----\n".to_vec()),
         Just(b"data:\n  key: dmFsdWU=\n".to_vec()),
+        Just(b"kind: Secret\n".to_vec()),
+        Just(b"kind: ConfigMap\n".to_vec()),
+        Just(b"---\n".to_vec()),
+        Just(b"  \"data\": {\n    \"k\": \"dmFsdWUxMjM0\"\n  },\n".to_vec()),
         Just(b"password=".to_vec()),
         Just(b"ghp_".to_vec()),
     ]
@@ -502,4 +507,453 @@ fn regression_fuzz_second_pass_found_a_url_credential() {
             .count(),
         2
     );
+}
+
+// ---- Keywords cover the regex: the prefilter can never hide a match ------------------------
+
+mod keyword_coverage {
+    use regex_syntax::hir::{Class, Hir, HirKind};
+    use std::collections::BTreeSet;
+
+    /// Most strings an exact expansion may hold.
+    const MAX_SET: usize = 4096;
+
+    /// The finite language of `h`, when it is small (classes of at most 16 members, bounded
+    /// repetitions of at most 3).
+    fn exact(h: &Hir) -> Option<BTreeSet<Vec<u8>>> {
+        let one = |v: Vec<u8>| Some(BTreeSet::from([v]));
+        match h.kind() {
+            HirKind::Empty | HirKind::Look(_) => one(Vec::new()),
+            HirKind::Literal(l) => one(l.0.to_vec()),
+            HirKind::Class(Class::Bytes(c)) => {
+                let bytes: Vec<u8> = c
+                    .iter()
+                    .flat_map(|r| r.start()..=r.end())
+                    .take(17)
+                    .collect();
+                (bytes.len() <= 16).then(|| bytes.into_iter().map(|b| vec![b]).collect())
+            }
+            HirKind::Class(Class::Unicode(c)) => {
+                let chars: Vec<char> = c
+                    .iter()
+                    .flat_map(|r| r.start()..=r.end())
+                    .take(17)
+                    .collect();
+                (chars.len() <= 16).then(|| {
+                    chars
+                        .into_iter()
+                        .map(|ch| ch.to_string().into_bytes())
+                        .collect()
+                })
+            }
+            HirKind::Capture(c) => exact(&c.sub),
+            HirKind::Concat(xs) => {
+                let mut acc = BTreeSet::from([Vec::new()]);
+                for x in xs {
+                    acc = product(&acc, &exact(x)?)?;
+                }
+                Some(acc)
+            }
+            HirKind::Alternation(xs) => {
+                let mut acc = BTreeSet::new();
+                for x in xs {
+                    acc.extend(exact(x)?);
+                    if acc.len() > MAX_SET {
+                        return None;
+                    }
+                }
+                Some(acc)
+            }
+            HirKind::Repetition(r) => {
+                let max = r.max.filter(|&m| m <= 3)?;
+                let sub = exact(&r.sub)?;
+                let mut acc = BTreeSet::new();
+                let mut power = BTreeSet::from([Vec::new()]);
+                for k in 0..=max {
+                    if k >= r.min {
+                        acc.extend(power.iter().cloned());
+                    }
+                    power = product(&power, &sub)?;
+                }
+                Some(acc)
+            }
+        }
+    }
+
+    fn product(a: &BTreeSet<Vec<u8>>, b: &BTreeSet<Vec<u8>>) -> Option<BTreeSet<Vec<u8>>> {
+        if a.len() * b.len() > MAX_SET {
+            return None;
+        }
+        Some(
+            a.iter()
+                .flat_map(|x| b.iter().map(move |y| [&x[..], &y[..]].concat()))
+                .collect(),
+        )
+    }
+
+    fn holds_keyword(s: &[u8], keywords: &[String]) -> bool {
+        keywords
+            .iter()
+            .any(|k| s.windows(k.len()).any(|w| w == k.as_bytes()))
+    }
+
+    /// Whether every match of `h` contains one of `keywords`: a string of a small finite part
+    /// of the pattern that every match contains (a run of concatenated pieces) always holds
+    /// one, or each branch of an alternation is covered.
+    pub fn covered(h: &Hir, keywords: &[String]) -> bool {
+        if let Some(e) = exact(h) {
+            return e.iter().all(|s| holds_keyword(s, keywords));
+        }
+        match h.kind() {
+            HirKind::Capture(c) => covered(&c.sub, keywords),
+            HirKind::Repetition(r) => r.min >= 1 && covered(&r.sub, keywords),
+            HirKind::Alternation(xs) => xs.iter().all(|x| covered(x, keywords)),
+            HirKind::Concat(xs) => {
+                if xs.iter().any(|x| covered(x, keywords)) {
+                    return true;
+                }
+                // Runs of consecutive pieces with a small exact language, expanded together
+                // (a keyword may straddle pieces: `[Tt]oken`), from every start.
+                for start in 0..xs.len() {
+                    let mut acc = BTreeSet::from([Vec::new()]);
+                    for x in &xs[start..] {
+                        // A piece without a small language ends the run, with what every
+                        // match of it starts with.
+                        let (piece, last) = match exact(x) {
+                            Some(e) => (e, false),
+                            None => (prefixes(x), true),
+                        };
+                        let Some(next) = product(&acc, &piece) else {
+                            break;
+                        };
+                        acc = next;
+                        if acc.iter().all(|s| holds_keyword(s, keywords)) {
+                            return true;
+                        }
+                        if last {
+                            break;
+                        }
+                    }
+                }
+                false
+            }
+            _ => false,
+        }
+    }
+
+    /// A set of strings every match of `h` starts with one of (`{""}` when nothing is known).
+    fn prefixes(h: &Hir) -> BTreeSet<Vec<u8>> {
+        let nothing = || BTreeSet::from([Vec::new()]);
+        if let Some(e) = exact(h) {
+            return e;
+        }
+        match h.kind() {
+            HirKind::Capture(c) => prefixes(&c.sub),
+            HirKind::Repetition(r) if r.min >= 1 => prefixes(&r.sub),
+            HirKind::Alternation(xs) => {
+                let mut acc = BTreeSet::new();
+                for x in xs {
+                    acc.extend(prefixes(x));
+                }
+                if acc.len() > MAX_SET {
+                    nothing()
+                } else {
+                    acc
+                }
+            }
+            HirKind::Concat(xs) => {
+                let mut acc = nothing();
+                for x in xs {
+                    let (piece, last) = match exact(x) {
+                        Some(e) => (e, false),
+                        None => (prefixes(x), true),
+                    };
+                    match product(&acc, &piece) {
+                        Some(next) => acc = next,
+                        None => break,
+                    }
+                    if last {
+                        break;
+                    }
+                }
+                acc
+            }
+            _ => nothing(),
+        }
+    }
+
+    pub fn parse(pattern: &str) -> Hir {
+        regex_syntax::ParserBuilder::new()
+            .unicode(false)
+            .utf8(false)
+            .build()
+            .parse(pattern)
+            .unwrap_or_else(|e| panic!("{pattern}: {e}"))
+    }
+}
+
+#[test]
+fn every_match_of_every_rule_holds_one_of_its_keywords() {
+    let mut failures = Vec::new();
+    for def in RuleSet::builtin_defs() {
+        // A section rule's keywords select its header line, not the regex's lines.
+        let (pattern, what) = match &def.section {
+            Some(header) => (header.clone(), "section header"),
+            None => (def.regex.clone(), "regex"),
+        };
+        let hir = keyword_coverage::parse(&pattern);
+        if !keyword_coverage::covered(&hir, &def.keywords) {
+            failures.push(format!(
+                "{}: a match of its {what} can lack all of {:?}",
+                def.id, def.keywords
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn the_coverage_check_catches_a_missing_casing() {
+    let hir = keyword_coverage::parse(r"(?:[Ss]ecret|[Tt]oken)\s*=\s*(\w+)");
+    let kws = |k: &[&str]| k.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert!(!keyword_coverage::covered(&hir, &kws(&["ecret", "token"])));
+    assert!(keyword_coverage::covered(&hir, &kws(&["ecret", "oken"])));
+    assert!(keyword_coverage::covered(
+        &hir,
+        &kws(&["ecret", "token", "Token"])
+    ));
+    let hir = keyword_coverage::parse(r"\b((?:AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})\b");
+    assert!(!keyword_coverage::covered(&hir, &kws(&["AKIA", "ASIA"])));
+    assert!(keyword_coverage::covered(
+        &hir,
+        &kws(&["AKIA", "ASIA", "ABIA", "ACCA"])
+    ));
+}
+
+// ---- False positives: harmless text stays ------------------------------------------------
+
+#[test]
+fn placeholders_references_and_names_are_not_secrets() {
+    let cases = [
+        // Placeholders.
+        "curl -u user:pass https://httpbin.org/basic-auth/user/pass",
+        "postgres://user:pass@localhost:5432/db",
+        "SLACK_BOT_TOKEN=xoxb-my-bot-token",
+        "slack_token: xoxb-your-slack-bot-token-here",
+        "auth_token = \"my-auth-token-value\"",
+        "token: xxx",
+        "GITHUB_TOKEN=ghp_xxx",
+        "api_key: <API_KEY>",
+        "OPENAI_API_KEY=sk-<your key here>",
+        "Authorization: Token <your-token>",
+        "token: ghp_abc...xyz",
+        // Variable references and code that fetches the value.
+        "password = os.environ[\"DB_PASSWORD\"]",
+        "db_password = os.getenv('DB_PASSWORD')",
+        "secret_key = os.environ['SECRET_KEY']",
+        "api_key = settings.OPENAI_API_KEY",
+        "password: ${DB_PASSWORD}",
+        "TOKEN=$GITHUB_TOKEN",
+        "export AWS_SECRET_ACCESS_KEY=${AWS_SECRET_ACCESS_KEY:-}",
+        "mysql -u root -p$MYSQL_PWD app",
+        "client_secret: \"{{ .Values.clientSecret }}\"",
+        // Names and paths of secrets, not secrets.
+        "secret_name = \"prod/db/credentials\"",
+        "SECRET_ARN=arn:aws:secretsmanager:us-east-1:123456789012:secret:prod/db/credentials-AbCdEf",
+        "\"SecretId\": \"arn:aws:secretsmanager:us-east-1:123456789012:secret:prod/db-Xy12Zq\"",
+        "  secretRef: app-secrets/database-url",
+    ];
+    let mut changed = Vec::new();
+    for c in cases {
+        let line = format!("{c}\n");
+        let out = redact(line.as_bytes());
+        if out != line.as_bytes() {
+            changed.push(format!("{c:?} -> {:?}", String::from_utf8_lossy(&out)));
+        }
+    }
+    assert!(changed.is_empty(), "changed:\n{}", changed.join("\n"));
+}
+
+#[test]
+fn real_values_next_to_those_shapes_are_still_redacted() {
+    for (line, rule) in [
+        (
+            "curl -u deploy:Zq8Lr3Vx6Nm1Kp4T https://ci.internal.test/",
+            "curl-user-credentials",
+        ),
+        (
+            "SLACK_BOT_TOKEN=xoxb-580239624394-0846479657378-20K98cHZ3hvlzZj5YK7QUOsi",
+            "slack-token",
+        ),
+        ("password = \"Wq7Zr2Lx9Kp4Tn\"", "password-assignment"),
+        (
+            "secret_name = \"Zq8Lr3Vx6Nm1Kp4TwY7b2Hc5\"",
+            "secret-assignment",
+        ),
+        ("accessToken=Zq8Lr3Vx6Nm1Kp4Tw7Yb2Hc5", "secret-assignment"),
+    ] {
+        let (out, stats) = RuleSet::builtin().redact(format!("{line}\n").as_bytes());
+        assert_eq!(
+            stats.get(rule),
+            1,
+            "{line} -> {}",
+            String::from_utf8_lossy(&out)
+        );
+    }
+}
+
+fn chunked_at_every_size(input: &str) -> String {
+    let whole = String::from_utf8(redact(input.as_bytes())).unwrap();
+    for size in [1, 3, 17, 4096] {
+        let mut r = Redactor::new(RuleSet::builtin());
+        let mut o = Vec::new();
+        for c in input.as_bytes().chunks(size) {
+            r.feed(c, &mut o);
+        }
+        r.finish(&mut o);
+        assert_eq!(String::from_utf8_lossy(&o), whole, "chunks of {size}");
+    }
+    whole
+}
+
+#[test]
+fn kubernetes_data_is_redacted_only_inside_a_secret() {
+    // kubectl's key order: data before kind.
+    let config_map = "apiVersion: v1\ndata:\n  LOG_LEVEL: debug\n  SENTRY_DSN_HASH: Zq8Lr3Vx6Nm1Kp4T\nkind: ConfigMap\nmetadata:\n  name: app\n";
+    assert_eq!(chunked_at_every_size(config_map), config_map);
+    let secret = config_map.replace("ConfigMap", "Secret");
+    let out = chunked_at_every_size(&secret);
+    assert!(
+        out.contains("LOG_LEVEL: [REDACTED:kubernetes-secret-data]"),
+        "{out}"
+    );
+    assert!(!out.contains("Zq8Lr3Vx6Nm1Kp4T"), "{out}");
+    // Hand-written order: kind first.
+    let manifest =
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\ndata:\n  LOG_LEVEL: debug\n";
+    assert_eq!(chunked_at_every_size(manifest), manifest);
+    let out = chunked_at_every_size(&manifest.replace("ConfigMap", "Secret"));
+    assert!(
+        out.contains("LOG_LEVEL: [REDACTED:kubernetes-secret-data]"),
+        "{out}"
+    );
+    // Two documents: the second's kind is its own.
+    let two = format!(
+        "{}---\n{config_map}",
+        manifest.replace("ConfigMap", "Secret")
+    );
+    let out = chunked_at_every_size(&two);
+    assert_eq!(
+        out.matches("[REDACTED:kubernetes-secret-data]").count(),
+        1,
+        "{out}"
+    );
+    assert!(out.ends_with(config_map), "{out}");
+    // A list of both (kubectl get -o yaml).
+    let list = "items:\n- apiVersion: v1\n  data:\n    tls.key: Zq8Lr3Vx6Nm1Kp4T\n  kind: Secret\n- apiVersion: v1\n  data:\n    LOG_LEVEL: debug\n  kind: ConfigMap\n";
+    let out = chunked_at_every_size(list);
+    assert!(
+        out.contains("tls.key: [REDACTED:kubernetes-secret-data]"),
+        "{out}"
+    );
+    assert!(out.contains("LOG_LEVEL: debug"), "{out}");
+    // Cut before its kind (head, grep): unknown, so redacted (fail closed).
+    let cut = "apiVersion: v1\ndata:\n  password: Zq8Lr3Vx6Nm1Kp4T\n";
+    let out = chunked_at_every_size(cut);
+    assert!(!out.contains("Zq8Lr3Vx6Nm1Kp4T"), "{out}");
+    // JSON.
+    let json = "{\n    \"data\": {\n        \"LOG_LEVEL\": \"debug\"\n    },\n    \"kind\": \"ConfigMap\"\n}\n";
+    assert_eq!(chunked_at_every_size(json), json);
+    let out = chunked_at_every_size(&json.replace("ConfigMap", "Secret"));
+    assert!(out.contains("[REDACTED:kubernetes-secret-data]"), "{out}");
+}
+
+#[test]
+fn a_held_section_is_bounded() {
+    // A huge data: mapping with no kind is held only up to the block bound, then redacted.
+    let mut text = String::from("data:\n");
+    for i in 0..5000 {
+        text.push_str(&format!("  key{i}: Zq8Lr3Vx6Nm1Kp4T{i}\n"));
+    }
+    text.push_str("kind: ConfigMap\n");
+    let out = chunked_at_every_size(&text);
+    assert!(
+        !out.contains("key1: Zq8Lr3Vx6Nm1Kp4T1\n"),
+        "held past the bound"
+    );
+}
+
+// ---- Recall and false positives per format family (tests/data/recall.tmpl) ---------------
+
+const RECALL: &str = include_str!("data/recall.tmpl");
+
+/// Per family: (positives, caught, negatives, changed, misses not marked `+?`).
+fn recall_figures() -> Vec<(String, usize, usize, usize, usize, Vec<String>)> {
+    let mut families: Vec<(String, usize, usize, usize, usize, Vec<String>)> = Vec::new();
+    for raw in RECALL.lines() {
+        if let Some(name) = raw.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
+            families.push((name.to_string(), 0, 0, 0, 0, Vec::new()));
+            continue;
+        }
+        let Some(f) = families.last_mut() else {
+            continue;
+        };
+        let (positive, known_miss, template) = if let Some(t) = raw.strip_prefix("+?") {
+            (true, true, t)
+        } else if let Some(t) = raw.strip_prefix("+ ") {
+            (true, false, t)
+        } else if let Some(t) = raw.strip_prefix("- ") {
+            (false, false, t)
+        } else {
+            continue;
+        };
+        let template = format!("{}\n", template.replace("\\n", "\n"));
+        for seed in [7, 8, 9] {
+            let (input, _, secrets) = expand(&template, seed);
+            let out = String::from_utf8_lossy(&redact(input.as_bytes())).into_owned();
+            if positive {
+                f.1 += 1;
+                if secrets.iter().all(|s| !out.contains(s.as_str())) {
+                    f.2 += 1;
+                } else if !known_miss {
+                    f.5.push(format!("missed: {input:?} -> {out:?}"));
+                }
+            } else {
+                f.3 += 1;
+                if out != input {
+                    f.4 += 1;
+                    f.5.push(format!("changed: {input:?} -> {out:?}"));
+                }
+            }
+        }
+    }
+    families
+}
+
+#[test]
+fn recall_and_false_positives_per_family() {
+    let figures = recall_figures();
+    let (mut p, mut c, mut n, mut x) = (0, 0, 0, 0);
+    let mut problems = Vec::new();
+    eprintln!("family              recall          false positives");
+    for (name, pos, caught, neg, changed, probs) in &figures {
+        eprintln!(
+            "{name:<18}  {caught:>3}/{pos:<3} {:>5.1}%   {changed:>2}/{neg:<3} {:>5.1}%",
+            100.0 * *caught as f64 / (*pos).max(1) as f64,
+            100.0 * *changed as f64 / (*neg).max(1) as f64
+        );
+        (p, c, n, x) = (p + pos, c + caught, n + neg, x + changed);
+        problems.extend(probs.iter().cloned());
+    }
+    eprintln!(
+        "all                 {c:>3}/{p:<3} {:>5.1}%   {x:>2}/{n:<3} {:>5.1}%",
+        100.0 * c as f64 / p as f64,
+        100.0 * x as f64 / n as f64
+    );
+    assert!(
+        figures.len() >= 10 && p >= 350 && n >= 150,
+        "corpus too small: {p} / {n}"
+    );
+    // Every positive not marked as a known miss is caught, and no negative changes.
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

@@ -224,10 +224,13 @@ fn endless_output_is_bounded_while_it_streams() {
     let ExecError::Timeout { output, .. } = &err else {
         panic!("expected a timeout, got {err:?}")
     };
-    assert!(output.len() <= max + 100, "kept {} bytes", output.len());
+    assert!(output.len() <= max + 256, "kept {} bytes", output.len());
     let t = String::from_utf8_lossy(output);
     assert!(t.starts_with("y\ny\n"));
-    assert!(t.contains("bytes of output discarded here"), "no marker");
+    assert!(
+        t.contains("the output was cut while it streamed"),
+        "no marker"
+    );
     assert!(t.ends_with("y\n"));
 
     // Finite but large: the count of discarded bytes is exact and the session stays in sync.
@@ -236,13 +239,13 @@ fn endless_output_is_bounded_while_it_streams() {
         "head -c 1000000 /dev/zero | tr '\\0' a; echo; echo END",
     );
     assert!(
-        out.output.len() <= max + 100,
+        out.output.len() <= max + 256,
         "kept {} bytes",
         out.output.len()
     );
     let kept_payload: u64 = text(&out)
         .lines()
-        .filter(|l| !l.contains("discarded"))
+        .filter(|l| !l.contains("cut while it streamed"))
         .map(|l| l.matches('a').count() as u64)
         .sum();
     assert_eq!(kept_payload + out.dropped, 1_000_000);

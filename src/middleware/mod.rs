@@ -84,6 +84,21 @@ pub struct Output {
     /// How many bytes the executor discarded to keep its memory bounded (its own marker in
     /// `output` says where); 0 when nothing was.
     pub dropped: u64,
+    /// Where the executor discarded output while it streamed, so that the filter can account
+    /// for it in the one marker the model sees; `None` when nothing was.
+    pub gap: Option<Gap>,
+}
+
+/// Output an executor discarded while it streamed: its marker line in [`Output::output`] and
+/// what that marker stands for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Gap {
+    /// Byte range of the executor's marker line (newline included) in the output.
+    pub marker: std::ops::Range<usize>,
+    /// Newlines in the discarded bytes.
+    pub lines: u64,
+    /// Bytes discarded.
+    pub bytes: u64,
 }
 
 impl Output {
@@ -93,6 +108,7 @@ impl Output {
             output: output.into(),
             status: Some(status),
             dropped: 0,
+            gap: None,
         }
     }
 
@@ -102,12 +118,20 @@ impl Output {
             output: output.into(),
             status: None,
             dropped: 0,
+            gap: None,
         }
     }
 
     /// The same output, noting that `dropped` bytes were discarded.
     pub fn with_dropped(mut self, dropped: u64) -> Output {
         self.dropped = dropped;
+        self
+    }
+
+    /// The same output, with a streaming gap (which also sets [`Output::dropped`]).
+    pub fn with_gap(mut self, gap: Option<Gap>) -> Output {
+        self.dropped = gap.as_ref().map_or(0, |g| g.bytes);
+        self.gap = gap;
         self
     }
 }
@@ -249,6 +273,13 @@ where
 pub trait OutputFilter: Send + Sync {
     /// Turn raw output into the text for the model.
     fn filter(&self, output: &[u8]) -> String;
+
+    /// Turn an executor's output into the text for the model, accounting for what the
+    /// executor discarded while it streamed ([`Output::gap`]). By default, [`Self::filter`]
+    /// on the bytes (the executor's own marker line stays in them).
+    fn filter_output(&self, output: &Output) -> String {
+        self.filter(&output.output)
+    }
 }
 
 /// The shipped filter, and the [`Guard`]'s default: credential redaction ([`crate::redact`],
@@ -309,6 +340,25 @@ impl OutputFilter for RedactThenTruncate {
         let rules = self.rules.as_deref().unwrap_or_else(|| RuleSet::builtin());
         let (redacted, _) = rules.redact(output);
         crate::truncate::truncate(&redacted, &self.truncate)
+    }
+
+    /// The executor's marker line is replaced by the gap it stands for, so that the one marker
+    /// the model sees counts every line and byte left out, by the executor and by truncation.
+    fn filter_output(&self, output: &Output) -> String {
+        let bytes = &output.output;
+        let Some((gap, head, tail)) = output
+            .gap
+            .as_ref()
+            .and_then(|g| Some((g, bytes.get(..g.marker.start)?, bytes.get(g.marker.end..)?)))
+        else {
+            return self.filter(bytes);
+        };
+        let rules = self.rules.as_deref().unwrap_or_else(|| RuleSet::builtin());
+        let mut t = crate::truncate::Truncator::new(&self.truncate);
+        t.feed(&rules.redact(head).0);
+        t.skip(gap.lines, gap.bytes);
+        t.feed(&rules.redact(tail).0);
+        t.finish()
     }
 }
 
@@ -631,7 +681,7 @@ impl<E: Executor> Guard<E> {
                 rec.output_bytes = Some(out.output.len() as u64);
                 rec.dropped_bytes = out.dropped;
                 rec.exit_status = out.status;
-                let mut content = self.filter.filter(&out.output);
+                let mut content = self.filter.filter_output(&out);
                 let ok = out.status == Some(0);
                 if !ok {
                     if !content.is_empty() && !content.ends_with('\n') {

@@ -23,7 +23,8 @@
 //!   (the first third and the last two thirds; errors land at the end), the rest is counted and
 //!   discarded while the stream is still consumed up to the sentinel, so the session stays in
 //!   sync and a command printing forever costs bounded memory until the timeout kills it. A
-//!   marker line says where and how much was discarded.
+//!   marker line says where and how many lines and bytes were discarded, and [`Output::gap`]
+//!   where that line is, so that the filter counts them in the one marker the model sees.
 //! - **Resource limits** ([`ResourceLimits`]: CPU time, memory, file size, processes), applied
 //!   with `ulimit` (soft and hard) in the session's startup script; a limit that cannot be
 //!   applied makes the start fail rather than run unlimited. They apply to the shell itself
@@ -59,7 +60,7 @@ use std::os::unix::fs::DirBuilderExt;
 
 use super::contain;
 use super::sandbox::{PidsCgroup, SandboxSpec};
-use super::{ExecError, Executor, Output};
+use super::{ExecError, Executor, Gap, Output};
 use crate::redact::{Redactor, RuleSet};
 
 /// The variables copied from the parent's environment (when set). Everything else is cleared.
@@ -353,12 +354,8 @@ impl BashSession {
                 if let Some(cwd) = cwd {
                     self.cwd = cwd;
                 }
-                let (output, dropped) = scanner.into_output();
-                Ok(Output {
-                    output,
-                    status: Some(status),
-                    dropped,
-                })
+                let (output, gap) = scanner.into_output();
+                Ok(Output::new(output, status).with_gap(gap))
             }
             Wait::TimedOut => {
                 let (output, _) = scanner.into_output();
@@ -761,7 +758,7 @@ impl<'r> Scanner<'r> {
     }
 
     /// What was captured, with bytes that could have been the sentinel's start committed.
-    fn into_output(mut self) -> (Vec<u8>, u64) {
+    fn into_output(mut self) -> (Vec<u8>, Option<Gap>) {
         let pending = std::mem::take(&mut self.pending);
         self.capture.push(&pending);
         self.capture.finish()
@@ -787,7 +784,7 @@ impl Sink<'_> {
         }
     }
 
-    fn finish(mut self) -> (Vec<u8>, u64) {
+    fn finish(mut self) -> (Vec<u8>, Option<Gap>) {
         if let Some(r) = &mut self.redactor {
             self.buf.clear();
             r.finish(&mut self.buf);
@@ -797,14 +794,16 @@ impl Sink<'_> {
     }
 }
 
-/// Keeps the first third and the last two thirds of `max` bytes of a stream, counting what
-/// falls in between.
+/// Keeps the first third and the last two thirds of `max` bytes of a stream, counting the
+/// bytes and newlines that fall in between.
 struct Capture {
     head: Vec<u8>,
-    tail: std::collections::VecDeque<u8>,
+    /// The stream's last bytes: at most `2 * tail_cap`, trimmed to `tail_cap` at the end.
+    tail: Vec<u8>,
     head_cap: usize,
     tail_cap: usize,
     dropped: u64,
+    dropped_lines: u64,
 }
 
 impl Capture {
@@ -812,11 +811,17 @@ impl Capture {
         let head_cap = max / 3;
         Capture {
             head: Vec::new(),
-            tail: std::collections::VecDeque::new(),
+            tail: Vec::new(),
             head_cap,
             tail_cap: max - head_cap,
             dropped: 0,
+            dropped_lines: 0,
         }
+    }
+
+    fn drop_bytes(&mut self, bytes: &[u8]) {
+        self.dropped += bytes.len() as u64;
+        self.dropped_lines += memchr::memchr_iter(b'\n', bytes).count() as u64;
     }
 
     fn push(&mut self, mut data: &[u8]) {
@@ -829,52 +834,76 @@ impl Capture {
             return;
         }
         if data.len() >= self.tail_cap {
-            self.dropped += (self.tail.len() + data.len() - self.tail_cap) as u64;
+            let old = std::mem::take(&mut self.tail);
+            self.drop_bytes(&old);
+            let (gone, kept) = data.split_at(data.len() - self.tail_cap);
+            self.drop_bytes(gone);
+            self.tail = old;
             self.tail.clear();
-            self.tail.extend(&data[data.len() - self.tail_cap..]);
+            self.tail.extend_from_slice(kept);
         } else {
-            let overflow = (self.tail.len() + data.len()).saturating_sub(self.tail_cap);
-            self.dropped += overflow as u64;
-            self.tail.drain(..overflow);
-            self.tail.extend(data);
+            self.tail.extend_from_slice(data);
+            if self.tail.len() > 2 * self.tail_cap {
+                self.trim_tail();
+            }
         }
     }
 
-    fn finish(self) -> (Vec<u8>, u64) {
-        let Capture {
-            mut head,
-            tail,
-            dropped,
-            ..
-        } = self;
-        let mut tail: Vec<u8> = tail.into();
-        if dropped == 0 {
-            head.extend_from_slice(&tail);
-            return (head, 0);
+    /// Drops all but the last `tail_cap` bytes of the tail.
+    fn trim_tail(&mut self) {
+        let excess = self.tail.len().saturating_sub(self.tail_cap);
+        if excess > 0 {
+            let gone: Vec<u8> = self.tail.drain(..excess).collect();
+            self.drop_bytes(&gone);
         }
-        let mut dropped = dropped;
+    }
+
+    /// The kept output, and the gap when something was discarded: a marker line there says
+    /// how many lines and bytes, and the [`Gap`] gives its place, so that a filter can count
+    /// them in its own marker.
+    fn finish(mut self) -> (Vec<u8>, Option<Gap>) {
+        self.trim_tail();
+        if self.dropped == 0 {
+            let mut head = std::mem::take(&mut self.head);
+            head.extend_from_slice(&self.tail);
+            return (head, None);
+        }
         // Cut on line boundaries near the gap, so that no line (and no secret in it) is kept
         // in part.
+        let mut head = std::mem::take(&mut self.head);
+        let mut tail = std::mem::take(&mut self.tail);
         if let Some(i) = memchr::memrchr(b'\n', &head) {
             if head.len() - i <= head.len() / 4 + 1 {
-                dropped += (head.len() - i - 1) as u64;
-                head.truncate(i + 1);
+                let gone = head.split_off(i + 1);
+                self.drop_bytes(&gone);
             }
         }
         if let Some(i) = memchr::memchr(b'\n', &tail) {
             if i <= tail.len() / 4 {
-                dropped += (i + 1) as u64;
-                tail.drain(..=i);
+                let gone: Vec<u8> = tail.drain(..=i).collect();
+                self.drop_bytes(&gone);
             }
         }
+        // The newline that ends a partial head line belongs to the marker, not to the output.
+        let start = head.len();
         if !head.is_empty() && !head.ends_with(b"\n") {
             head.push(b'\n');
         }
         head.extend_from_slice(
-            format!("[... {dropped} bytes of output discarded here ...]\n").as_bytes(),
+            format!(
+                "[... {} lines, {} bytes omitted; the output was cut while it streamed: re-run \
+                 with a narrower command (head, tail, grep, sed -n) to see that part ...]\n",
+                self.dropped_lines, self.dropped
+            )
+            .as_bytes(),
         );
+        let gap = Gap {
+            marker: start..head.len(),
+            lines: self.dropped_lines,
+            bytes: self.dropped,
+        };
         head.extend_from_slice(&tail);
-        (head, dropped)
+        (head, Some(gap))
     }
 }
 
@@ -888,13 +917,23 @@ mod tests {
         for i in 0..100 {
             c.push(format!("{i:03}\n").as_bytes());
         }
-        let (out, dropped) = c.finish();
-        let text = String::from_utf8(out).unwrap();
+        let (out, gap) = c.finish();
+        let gap = gap.expect("a gap");
+        let text = String::from_utf8(out.clone()).unwrap();
         assert!(text.starts_with("000\n001\n"), "{text}");
         assert!(text.ends_with("098\n099\n"), "{text}");
-        assert!(text.contains("bytes of output discarded here"), "{text}");
+        let marker = std::str::from_utf8(&out[gap.marker.clone()]).unwrap();
+        assert_eq!(
+            marker,
+            format!(
+                "[... {} lines, {} bytes omitted; the output was cut while it streamed: re-run \
+                 with a narrower command (head, tail, grep, sed -n) to see that part ...]\n",
+                gap.lines, gap.bytes
+            )
+        );
         let kept_lines = text.lines().filter(|l| l.len() == 3).count() as u64;
-        assert_eq!(kept_lines * 4 + dropped, 400, "{text}");
+        assert_eq!(kept_lines * 4 + gap.bytes, 400, "{text}");
+        assert_eq!(kept_lines + gap.lines, 100, "{text}");
     }
 
     #[test]
@@ -915,6 +954,6 @@ mod tests {
             }
             _ => panic!("no sentinel"),
         }
-        assert_eq!(s.into_output(), (b"hello\nworld".to_vec(), 0));
+        assert_eq!(s.into_output(), (b"hello\nworld".to_vec(), None));
     }
 }

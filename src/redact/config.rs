@@ -42,6 +42,9 @@ pub struct RuleDef {
     /// that matches this regex (Kubernetes `data:`), until a line indented no deeper than it.
     /// `keywords` then select the header line.
     pub section: Option<String>,
+    /// Limits a section rule to the mappings whose sibling key says so (a Kubernetes `data:`
+    /// only inside `kind: Secret`); see [`SectionIf`].
+    pub section_if: Option<SectionIf>,
     /// Texts the rule must redact (checked by the test suite and by [`super::RuleSet::check_examples`]).
     pub examples: Vec<String>,
     /// Texts the whole pack must leave byte-for-byte untouched.
@@ -60,6 +63,22 @@ pub struct BlockDef {
     pub begin: String,
     /// Regex that matches the closing line.
     pub end: String,
+}
+
+/// When a section is redacted: a line at the header's indentation, in the same mapping (before
+/// or after the header), that matches `key` decides: the section is redacted if that line also
+/// matches `value`, and left alone if not. With no such line before the mapping ends (a line
+/// indented less, a `---` line, the end of the stream, or the [`super::MAX_BLOCK_LINES`] /
+/// [`super::MAX_BLOCK_BYTES`] bound), the section is redacted: output cut by `head` or
+/// `grep` must not leak a Secret. Sections are held until they are decided. The rule's
+/// `keywords` must select the `key` lines too.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SectionIf {
+    /// Regex of the deciding key line (`kind:`).
+    pub key: String,
+    /// Regex that key line must match for the section to be redacted (`kind: Secret`).
+    pub value: String,
 }
 
 /// The strict shape of a rule; [`RuleDef`] goes through a table first so errors can name the id.
@@ -84,6 +103,8 @@ struct RuleStrict {
     block: Option<BlockDef>,
     #[serde(default)]
     section: Option<String>,
+    #[serde(default)]
+    section_if: Option<SectionIf>,
     #[serde(default)]
     examples: Vec<String>,
     #[serde(default)]
@@ -113,6 +134,7 @@ impl TryFrom<toml::Table> for RuleDef {
             allow: strict.allow,
             block: strict.block,
             section: strict.section,
+            section_if: strict.section_if,
             examples: strict.examples,
             negatives: strict.negatives,
         })

@@ -38,15 +38,29 @@ pub(crate) enum Kind {
     Line,
     /// Line rule plus multi-line block handling (private-key blocks).
     Block { begin: Regex, end: Regex },
-    /// The regex runs on lines indented under a header line.
-    Section { header: Regex },
+    /// The regex runs on lines indented under a header line; with `when`, only in mappings
+    /// whose deciding key line (`key`) matches `value` (see [`super::SectionIf`]).
+    Section {
+        header: Regex,
+        when: Option<(Regex, Regex)>,
+    },
 }
 
-/// One compiled rule.
+/// One rule: its definition, and its regexes, compiled on first use (most runs need few of
+/// them: a rule is compiled when one of its keywords first shows up).
 #[derive(Debug)]
 pub(crate) struct Rule {
     pub(crate) id: String,
     pub(crate) marker: Vec<u8>,
+    /// Whether it is a section rule, known without compiling it.
+    pub(crate) is_section: bool,
+    compiled: OnceLock<Compiled>,
+    pub(crate) def: RuleDef,
+}
+
+/// What a rule's definition compiles to.
+#[derive(Debug)]
+pub(crate) struct Compiled {
     regex: Regex,
     group: usize,
     /// The secret group spans the whole match (see [`group_is_whole_match`]).
@@ -54,12 +68,11 @@ pub(crate) struct Rule {
     entropy: Option<f64>,
     /// Case-insensitive stopword matcher.
     stopwords: Option<AhoCorasick>,
-    /// The rule's allow patterns and the global ones, as one regex.
+    /// The rule's own allow patterns, as one regex (the global ones are the set's).
     allow: Option<Regex>,
     /// Literals a line must contain for the regex to run (`requires`).
     requires: Vec<memchr::memmem::Finder<'static>>,
     pub(crate) kind: Kind,
-    pub(crate) def: RuleDef,
 }
 
 /// A compiled, immutable rule pack. Build it once ([`RuleSet::builtin`] is built on first use and
@@ -69,7 +82,10 @@ pub struct RuleSet {
     pub(crate) rules: Vec<Rule>,
     /// Keyword searchers; each pattern id maps to the rules that keyword selects.
     groups: Vec<(Keywords, Vec<Vec<u32>>)>,
-    marker_re: Regex,
+    /// The global allow patterns, as one regex compiled once for all rules, on first use.
+    global_allow: Vec<String>,
+    global_allow_re: OnceLock<Option<Regex>>,
+    marker_re: OnceLock<Regex>,
 }
 
 fn compile(id: &str, field: &'static str, pattern: &str) -> Result<Regex, RedactError> {
@@ -94,7 +110,9 @@ fn is_kebab(id: &str) -> bool {
 }
 
 impl Rule {
-    fn compile(def: &RuleDef) -> Result<Rule, RedactError> {
+    /// Checks what is cheap to check (id, keywords, entropy); the regexes are compiled by
+    /// [`Compiled::new`], now ([`Rule::eager`]) or on first use.
+    fn lazy(def: &RuleDef) -> Result<Rule, RedactError> {
         let id = def.id.as_str();
         if !is_kebab(id) {
             return Err(RedactError::BadId { id: id.to_string() });
@@ -129,6 +147,38 @@ impl Rule {
                 });
             }
         }
+        Ok(Rule {
+            id: id.to_string(),
+            marker: format!("[REDACTED:{id}]").into_bytes(),
+            is_section: def.block.is_none() && def.section.is_some(),
+            compiled: OnceLock::new(),
+            def: def.clone(),
+        })
+    }
+
+    /// A rule compiled now, so that every problem of its definition is reported now.
+    fn eager(def: &RuleDef) -> Result<Rule, RedactError> {
+        let rule = Rule::lazy(def)?;
+        let compiled = Compiled::new(def)?;
+        // A fresh OnceLock: `set` cannot fail.
+        let _ = rule.compiled.set(compiled);
+        Ok(rule)
+    }
+
+    /// The compiled rule. Only rules of the built-in pack (checked by the test suite:
+    /// `every_rule_example_and_negative`) are left to compile here; rules from users are
+    /// compiled when their set is built, so that their errors are reported then.
+    pub(crate) fn compiled(&self) -> &Compiled {
+        self.compiled.get_or_init(|| {
+            // ok: see above; only the built-in pack compiles lazily, and it compiles.
+            Compiled::new(&self.def).expect("built-in rules compile")
+        })
+    }
+}
+
+impl Compiled {
+    fn new(def: &RuleDef) -> Result<Compiled, RedactError> {
+        let id = def.id.as_str();
         let regex = compile(id, "regex", &def.regex)?;
         let group = match regex.capture_names().position(|n| n == Some("secret")) {
             Some(i) => i,
@@ -139,6 +189,12 @@ impl Rule {
         for a in &def.allow {
             compile(id, "allow", a)?;
         }
+        let allow = if def.allow.is_empty() {
+            None
+        } else {
+            let all: Vec<String> = def.allow.iter().map(|p| format!("(?:{p})")).collect();
+            Some(compile(id, "allow", &all.join("|"))?)
+        };
         let stopwords = if def.stopwords.is_empty() {
             None
         } else {
@@ -159,30 +215,34 @@ impl Rule {
             },
             (None, Some(s)) => Kind::Section {
                 header: compile(id, "section", s)?,
+                when: match &def.section_if {
+                    Some(w) => Some((
+                        compile(id, "section_if.key", &w.key)?,
+                        compile(id, "section_if.value", &w.value)?,
+                    )),
+                    None => None,
+                },
             },
             (None, None) => Kind::Line,
         };
-        Ok(Rule {
-            id: id.to_string(),
-            marker: format!("[REDACTED:{id}]").into_bytes(),
+        Ok(Compiled {
             whole: group == 1 && group_is_whole_match(&def.regex, regex.captures_len()),
             regex,
             group,
             entropy: def.entropy,
             stopwords,
-            allow: None,
+            allow,
             requires: def
                 .requires
                 .iter()
                 .map(|r| memchr::memmem::Finder::new(r.as_bytes()).into_owned())
                 .collect(),
             kind,
-            def: def.clone(),
         })
     }
 
-    /// Whether a candidate secret passes the rule's filters.
-    fn accepts(&self, secret: &[u8]) -> bool {
+    /// Whether a candidate secret passes the rule's filters and the set's `global` allow.
+    fn accepts(&self, secret: &[u8], global: Option<&Regex>) -> bool {
         if let Some(min) = self.entropy {
             if shannon_entropy(secret) < min {
                 return false;
@@ -196,6 +256,7 @@ impl Rule {
             return false;
         }
         !self.allow.as_ref().is_some_and(|a| a.is_match(secret))
+            && !global.is_some_and(|a| a.is_match(secret))
     }
 }
 
@@ -238,6 +299,16 @@ fn c_log2_c(c: u32) -> f64 {
     }
 }
 
+/// The global allow patterns of the built-in pack.
+fn builtin_allow() -> &'static [String] {
+    static ALLOW: OnceLock<Vec<String>> = OnceLock::new();
+    ALLOW.get_or_init(|| {
+        RedactConfig::from_toml_str(BUILTIN_RULES)
+            .map(|c| c.allow)
+            .unwrap_or_default()
+    })
+}
+
 impl RuleSet {
     /// The built-in pack, compiled once on first use.
     pub fn builtin() -> &'static RuleSet {
@@ -246,7 +317,7 @@ impl RuleSet {
             // ok: the built-in pack is a constant checked by the test suite (tests/redact.rs
             // `builtin_pack_compiles` and every rule's examples); it cannot fail at run time.
             let config = RedactConfig::from_toml_str(BUILTIN_RULES).expect("built-in rules parse");
-            RuleSet::from_parts(config.rules, &config.allow).expect("built-in rules compile")
+            RuleSet::build(config.rules, &config.allow, |_| true).expect("built-in rules compile")
         })
     }
 
@@ -304,20 +375,41 @@ impl RuleSet {
             Vec::new()
         };
         allow.extend(config.allow.iter().cloned());
-        RuleSet::from_parts(defs, &allow)
+        let builtin_defs = RuleSet::builtin_defs();
+        // Built-in rules stay lazy (the test suite compiles them); user rules compile now.
+        RuleSet::build(defs, &allow, |d| builtin_defs.contains(d))
     }
 
     /// Compiles rule definitions as given (no built-ins), with global allow patterns.
     pub fn from_parts(defs: Vec<RuleDef>, allow: &[String]) -> Result<RuleSet, RedactError> {
+        RuleSet::build(defs, allow, |_| false)
+    }
+
+    /// Builds a set; rules for which `trusted` holds are compiled on first use, the others
+    /// now (so their errors are reported now). Global allow patterns are checked one by one
+    /// unless they are the built-in pack's, and compiled together once, on first use.
+    fn build(
+        defs: Vec<RuleDef>,
+        allow: &[String],
+        trusted: impl Fn(&RuleDef) -> bool,
+    ) -> Result<RuleSet, RedactError> {
         let mut rules: Vec<Rule> = Vec::with_capacity(defs.len());
         let mut seen = std::collections::HashSet::new();
         for d in &defs {
             if !seen.insert(d.id.clone()) {
                 return Err(RedactError::DuplicateId { id: d.id.clone() });
             }
-            rules.push(Rule::compile(d)?);
+            rules.push(if trusted(d) {
+                Rule::lazy(d)?
+            } else {
+                Rule::eager(d)?
+            });
         }
+        let all_trusted = defs.iter().all(&trusted);
         for p in allow {
+            if all_trusted && builtin_allow().contains(p) {
+                continue;
+            }
             RegexBuilder::new(p)
                 .unicode(false)
                 .build()
@@ -325,18 +417,6 @@ impl RuleSet {
                     pattern: p.clone(),
                     message: e.to_string(),
                 })?;
-        }
-        for r in &mut rules {
-            let all: Vec<String> = r
-                .def
-                .allow
-                .iter()
-                .chain(allow)
-                .map(|p| format!("(?:{p})"))
-                .collect();
-            if !all.is_empty() {
-                r.allow = Some(compile(&r.id, "allow", &all.join("|"))?);
-            }
         }
         // Deduplicate keywords; each keyword selects one or more rules.
         let mut keyword_rules: Vec<(String, Vec<u32>)> = Vec::new();
@@ -407,11 +487,38 @@ impl RuleSet {
                 chunk.iter().map(|(_, r)| r.clone()).collect(),
             ));
         }
-        let marker_re = compile("*", "marker", r"\[REDACTED:[a-z0-9-]+\]")?;
         Ok(RuleSet {
             rules,
             groups,
-            marker_re,
+            global_allow: allow.to_vec(),
+            global_allow_re: OnceLock::new(),
+            marker_re: OnceLock::new(),
+        })
+    }
+
+    /// The global allow patterns as one regex (each was checked when the set was built).
+    fn global_allow(&self) -> Option<&Regex> {
+        self.global_allow_re
+            .get_or_init(|| {
+                if self.global_allow.is_empty() {
+                    return None;
+                }
+                let all: Vec<String> = self
+                    .global_allow
+                    .iter()
+                    .map(|p| format!("(?:{p})"))
+                    .collect();
+                // ok: every pattern compiled alone when the set was built (or is the built-in
+                // pack's, which the test suite compiles); an alternation of them compiles.
+                Some(compile("*", "allow", &all.join("|")).expect("allow patterns compile"))
+            })
+            .as_ref()
+    }
+
+    fn marker_re(&self) -> &Regex {
+        self.marker_re.get_or_init(|| {
+            // ok: a constant pattern.
+            compile("*", "marker", r"\[REDACTED:[a-z0-9-]+\]").expect("marker pattern compiles")
         })
     }
 
@@ -589,20 +696,19 @@ impl RuleSet {
         let mut markers_done = false;
         // A section rule (given only inside its section) goes first: there it is the most
         // specific rule.
-        let run = extra
-            .map(|e| (e, usize::MAX))
-            .into_iter()
-            .chain(cands.iter().copied().filter(|&(c, _)| {
-                !matches!(
-                    self.rules.get(c as usize).map(|r| &r.kind),
-                    Some(Kind::Section { .. })
-                )
-            }));
+        let run = extra.map(|e| (e, usize::MAX)).into_iter().chain(
+            cands
+                .iter()
+                .copied()
+                .filter(|&(c, _)| !self.rules.get(c as usize).is_some_and(|r| r.is_section)),
+        );
+        let global = self.global_allow();
         for (ri, last_keyword) in run {
-            let (Some(rule), Some(slot)) = (self.rules.get(ri as usize), locs.get_mut(ri as usize))
+            let (Some(r), Some(slot)) = (self.rules.get(ri as usize), locs.get_mut(ri as usize))
             else {
                 continue;
             };
+            let rule = r.compiled();
             if !rule.requires.iter().all(|f| f.find(line).is_some()) {
                 continue;
             }
@@ -633,7 +739,9 @@ impl RuleSet {
                         if !markers_done {
                             if memchr::memmem::find(line, b"[REDACTED:").is_some() {
                                 markers.extend(
-                                    self.marker_re.find_iter(line).map(|m| (m.start(), m.end())),
+                                    self.marker_re()
+                                        .find_iter(line)
+                                        .map(|m| (m.start(), m.end())),
                                 );
                             }
                             markers_done = true;
@@ -642,7 +750,7 @@ impl RuleSet {
                         // the value this match would extend (idempotence).
                         let ok = !markers.iter().any(|&(ms, me)| s <= me && ms <= e)
                             && !found.iter().any(|&(fs, fe, _)| s < fe && fs < e)
-                            && rule.accepts(&line[s..e]);
+                            && rule.accepts(&line[s..e], global);
                         if ok {
                             found.push((s, e, ri));
                         }

@@ -23,6 +23,16 @@
 //! matches, the rule listed first wins. A match that touches an existing `[REDACTED:...]` marker
 //! is ignored, so redaction is idempotent.
 //!
+//! A built-in rule's regexes compile when one of its keywords first shows up, and the global
+//! allow patterns compile once for the whole set, so a process that redacts a few lines pays
+//! for the few rules they need (user rules compile when their set is built, so that their
+//! errors are reported then). The test suite proves, from each regex's syntax tree, that every
+//! match of a built-in rule holds one of its keywords.
+//!
+//! A section rule (Kubernetes `data:`) can be limited by a sibling key of its mapping
+//! ([`SectionIf`]: `kind: Secret`); such a section is held, bounded, until its mapping says
+//! whether it is redacted, and redacted when the mapping ends undecided.
+//!
 //! Multi-line private-key blocks are held from their `-----BEGIN` line until their `-----END`
 //! line (at most [`MAX_BLOCK_LINES`] lines and [`MAX_BLOCK_BYTES`] bytes of body); the body
 //! becomes one marker line. A block that does not close (a non-key line, the end of the stream,
@@ -38,7 +48,7 @@ mod config;
 mod engine;
 mod stream;
 
-pub use config::{BlockDef, RedactConfig, RedactError, RuleDef};
+pub use config::{BlockDef, RedactConfig, RedactError, RuleDef, SectionIf};
 pub use engine::{shannon_entropy, RuleSet, BUILTIN_RULES};
 pub use stream::Redactor;
 

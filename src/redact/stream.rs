@@ -14,6 +14,17 @@ struct Hold {
     lines: usize,
 }
 
+/// A section of a `section_if` rule held until its mapping says whether it is redacted.
+#[derive(Debug)]
+struct SectionHold {
+    rule: u32,
+    /// Indentation of the header line.
+    indent: usize,
+    /// The held segments, header first, and where each ends in `segs`.
+    segs: Vec<u8>,
+    ends: Vec<usize>,
+}
+
 /// A streaming redactor: feed it chunks of any size, in order; what it writes is exactly what
 /// [`RuleSet::redact`] writes for the concatenation of the chunks.
 ///
@@ -34,6 +45,13 @@ pub struct Redactor<'r> {
     drain: Option<u32>,
     /// Inside a section (rule, indentation of the header line).
     section: Option<(u32, usize)>,
+    /// A section waiting for its deciding key line.
+    section_hold: Option<SectionHold>,
+    /// The last deciding key line of a `section_if` rule still in scope: (rule, indentation,
+    /// whether it said "redact").
+    key_seen: Option<(u32, usize, bool)>,
+    /// While held sections are replayed: their decision.
+    forced: Option<bool>,
     counts: Vec<u64>,
     hits: Vec<(usize, usize, u32)>,
     /// Candidate rules of the current segment, with where their last keyword starts in it.
@@ -134,6 +152,41 @@ fn indent_of(line: &[u8]) -> usize {
         .count()
 }
 
+/// A YAML document marker (`---`, `...`).
+fn is_document_marker(line: &[u8]) -> bool {
+    let t = trim(line);
+    t == b"..." || t.starts_with(b"---") && !matches!(t.get(3), Some(b) if !b.is_ascii_whitespace())
+}
+
+/// Whether `line` leaves the mapping whose keys are indented by `indent`: a document marker,
+/// a line indented less, or one at that indentation that is neither a `key:` line nor JSON
+/// closing brackets (`},`).
+fn ends_mapping(line: &[u8], indent: usize) -> bool {
+    if is_document_marker(line) {
+        return true;
+    }
+    if is_blank(line) {
+        return false;
+    }
+    let i = indent_of(line);
+    let closer = trim(line).iter().all(|b| matches!(b, b'}' | b']' | b','));
+    i < indent || i == indent && !is_key_line(line) && !closer
+}
+
+/// `key:` or `"key":` (YAML or JSON), possibly as a list item (`- key:`).
+fn is_key_line(line: &[u8]) -> bool {
+    let t = trim(line);
+    let t = t.strip_prefix(b"- ").unwrap_or(t);
+    let t = t.strip_prefix(b"\"").unwrap_or(t);
+    let name = t
+        .iter()
+        .take_while(|&&b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'/'))
+        .count();
+    let rest = &t[name..];
+    let rest = rest.strip_prefix(b"\"").unwrap_or(rest);
+    name > 0 && rest.first() == Some(&b':')
+}
+
 fn is_blank(line: &[u8]) -> bool {
     line.iter().all(|b| b.is_ascii_whitespace())
 }
@@ -147,6 +200,9 @@ impl<'r> Redactor<'r> {
             hold: None,
             drain: None,
             section: None,
+            section_hold: None,
+            key_seen: None,
+            forced: None,
             counts: vec![0; set.rules.len()],
             hits: Vec::new(),
             cands: Vec::new(),
@@ -212,11 +268,16 @@ impl<'r> Redactor<'r> {
             self.set.candidates(&pending, &mut cands);
             self.step(&pending, &cands, out);
         }
+        if let Some(h) = self.section_hold.take() {
+            // Never decided: redacted (see `SectionIf`).
+            self.replay(h, true, out);
+        }
         if let Some(h) = self.hold.take() {
             self.flush_hold(h, out);
         }
         self.drain = None;
         self.section = None;
+        self.key_seen = None;
     }
 
     /// Redactions made so far, per rule id.
@@ -232,7 +293,11 @@ impl<'r> Redactor<'r> {
         let mut pos = 0;
         let mut hi = 0;
         while pos < region.len() {
-            let stateful = self.hold.is_some() || self.drain.is_some() || self.section.is_some();
+            let stateful = self.hold.is_some()
+                || self.drain.is_some()
+                || self.section.is_some()
+                || self.section_hold.is_some()
+                || self.key_seen.is_some();
             let (seg_start, seg_end) = if stateful {
                 (pos, segment_end(region, pos).unwrap_or(region.len()))
             } else {
@@ -276,8 +341,21 @@ impl<'r> Redactor<'r> {
 
     /// Processes one segment with its candidate rules.
     fn step(&mut self, seg: &[u8], cands: &[(u32, usize)], out: &mut Vec<u8>) {
+        if self.section_hold.is_some() && self.hold_section(seg, out) {
+            return;
+        }
+        if let Some((_, indent, _)) = self.key_seen {
+            if ends_mapping(seg, indent) {
+                self.key_seen = None;
+            }
+        }
         if let Some(mut h) = self.hold.take() {
-            let end = match self.set.rules.get(h.rule as usize).map(|r| &r.kind) {
+            let end = match self
+                .set
+                .rules
+                .get(h.rule as usize)
+                .map(|r| &r.compiled().kind)
+            {
                 Some(Kind::Block { end, .. }) => end.is_match(seg),
                 _ => true,
             };
@@ -298,7 +376,12 @@ impl<'r> Redactor<'r> {
             self.flush_hold(h, out);
         }
         if let Some(rule) = self.drain {
-            let end = match self.set.rules.get(rule as usize).map(|r| &r.kind) {
+            let end = match self
+                .set
+                .rules
+                .get(rule as usize)
+                .map(|r| &r.compiled().kind)
+            {
                 Some(Kind::Block { end, .. }) => end.is_match(seg),
                 _ => true,
             };
@@ -309,7 +392,8 @@ impl<'r> Redactor<'r> {
         }
         // A block rule's opening line starts holding.
         for &(c, _) in cands {
-            if let Some(Kind::Block { begin, .. }) = self.set.rules.get(c as usize).map(|r| &r.kind)
+            if let Some(Kind::Block { begin, .. }) =
+                self.set.rules.get(c as usize).map(|r| &r.compiled().kind)
             {
                 if begin.is_match(seg) {
                     self.hold = Some(Hold {
@@ -339,11 +423,37 @@ impl<'r> Redactor<'r> {
         }
         if extra.is_none() {
             for &(c, _) in cands {
-                if let Some(Kind::Section { header }) =
-                    self.set.rules.get(c as usize).map(|r| &r.kind)
+                if let Some(Kind::Section { header, when }) =
+                    self.set.rules.get(c as usize).map(|r| &r.compiled().kind)
                 {
+                    let indent = indent_of(seg);
+                    if let Some((key, value)) = when {
+                        if key.is_match(seg) {
+                            self.key_seen = Some((c, indent, value.is_match(seg)));
+                        }
+                    }
                     if header.is_match(seg) {
-                        self.section = Some((c, indent_of(seg)));
+                        let decided = match when {
+                            None => Some(true),
+                            Some(_) => self.forced.or(match self.key_seen {
+                                Some((r, i, yes)) if r == c && i == indent => Some(yes),
+                                _ => None,
+                            }),
+                        };
+                        match decided {
+                            Some(true) => self.section = Some((c, indent)),
+                            Some(false) => {}
+                            None => {
+                                // Undecided: hold the section until its mapping decides.
+                                self.section_hold = Some(SectionHold {
+                                    rule: c,
+                                    indent,
+                                    segs: seg.to_vec(),
+                                    ends: vec![seg.len()],
+                                });
+                                return;
+                            }
+                        }
                         break;
                     }
                 }
@@ -351,6 +461,74 @@ impl<'r> Redactor<'r> {
         }
         self.set
             .redact_line(seg, cands, extra, out, &mut self.counts, &mut self.scratch);
+    }
+
+    /// Takes `seg` into the held section, or decides the section (and returns `false`: `seg`
+    /// is then processed as usual).
+    fn hold_section(&mut self, seg: &[u8], out: &mut Vec<u8>) -> bool {
+        let Some(h) = self.section_hold.as_mut() else {
+            return false;
+        };
+        let when = match self
+            .set
+            .rules
+            .get(h.rule as usize)
+            .map(|r| &r.compiled().kind)
+        {
+            Some(Kind::Section {
+                when: Some(when), ..
+            }) => Some(when),
+            _ => None,
+        };
+        let decision = if ends_mapping(seg, h.indent) {
+            // The mapping ended undecided.
+            true
+        } else if let Some((key, value)) =
+            when.filter(|_| !is_blank(seg) && indent_of(seg) == h.indent)
+        {
+            if key.is_match(seg) {
+                value.is_match(seg)
+            } else {
+                return self.absorb(seg, out);
+            }
+        } else {
+            return self.absorb(seg, out);
+        };
+        if let Some(h) = self.section_hold.take() {
+            self.replay(h, decision, out);
+        }
+        false
+    }
+
+    /// Adds `seg` to the held section, unless that would pass the bound: then the section is
+    /// decided as redacted and `seg` processed as usual (returns `false`).
+    fn absorb(&mut self, seg: &[u8], out: &mut Vec<u8>) -> bool {
+        let Some(h) = self.section_hold.as_mut() else {
+            return false;
+        };
+        if h.ends.len() <= MAX_BLOCK_LINES && h.segs.len() + seg.len() <= MAX_BLOCK_BYTES {
+            h.segs.extend_from_slice(seg);
+            h.ends.push(h.segs.len());
+            return true;
+        }
+        if let Some(h) = self.section_hold.take() {
+            self.replay(h, true, out);
+        }
+        false
+    }
+
+    /// Processes the segments of a held section with its decision.
+    fn replay(&mut self, h: SectionHold, redact: bool, out: &mut Vec<u8>) {
+        let before = self.forced.replace(redact);
+        let mut start = 0;
+        let mut cands = Vec::new();
+        for &end in &h.ends {
+            let seg = &h.segs[start..end];
+            self.set.candidates(seg, &mut cands);
+            self.step(seg, &cands, out);
+            start = end;
+        }
+        self.forced = before;
     }
 
     /// Writes a held block: its opening line, one marker line for the body (when it has key
