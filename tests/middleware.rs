@@ -494,6 +494,7 @@ fn executor_failures_are_worded_like_the_docs() {
                 after: Duration::from_secs(30),
                 output: b"started\n".to_vec(),
                 restarted: false,
+                gap: None,
             })
         }),
     );

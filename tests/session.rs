@@ -172,6 +172,7 @@ fn a_timeout_kills_the_process_group_and_restarts() {
             after,
             output,
             restarted,
+            ..
         } => {
             assert_eq!(*after, Duration::from_secs(1));
             assert_eq!(output, b"before\n");
@@ -273,7 +274,7 @@ fn the_shell_exiting_is_reported_and_a_new_session_starts() {
     let mut s = session(dir.path());
     let err = s.run("echo bye; exit 3").unwrap_err();
     match &err {
-        ExecError::SessionExited { status, output } => {
+        ExecError::SessionExited { status, output, .. } => {
             assert_eq!(*status, Some(3));
             assert_eq!(output, b"bye\n");
         }

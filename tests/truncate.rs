@@ -457,6 +457,33 @@ operands = "text"
         assert_eq!(lines + newlines(&out) - 1, 3_000_000, "{out}");
     }
 
+    /// A command that is killed by the timeout after endless output: the marker before the
+    /// timeout message still counts what the session dropped while it streamed.
+    #[test]
+    fn output_cut_by_a_timeout_is_accounted_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let policy = Policy::from_toml(
+            &format!("{POLICY}\n[programs.sleep]\noperands = \"text\"\n"),
+            "truncate-test.toml",
+        )
+        .expect("test policy");
+        let config = SessionConfig::new(dir.path())
+            .timeout(Duration::from_secs(3))
+            .redaction(StreamRedaction::Off);
+        let mut g = Guard::new(
+            policy,
+            Context::new(dir.path()),
+            BashSession::new(config).unwrap(),
+        );
+        let r = g.run_command("toolu_slow", "seq 1 2000000; sleep 60");
+        assert!(r.is_error, "{}", r.content);
+        assert!(r.content.contains("timed out"), "{}", r.content);
+        let text: String = (1..=2_000_000u32).map(|i| format!("{i}\n")).collect();
+        let body = r.content.split("Error: command timed out").next().unwrap();
+        assert_eq!(body.matches("[... ").count(), 1, "one marker: {body}");
+        accounts_for(body, &text, None, "").unwrap();
+    }
+
     #[test]
     fn seq_of_five_million_lines_is_accounted_for() {
         let dir = tempfile::tempdir().unwrap();

@@ -150,6 +150,8 @@ pub enum ExecError {
         output: Vec<u8>,
         /// Whether the executor restarted its session.
         restarted: bool,
+        /// Where the executor discarded some of that output while it streamed.
+        gap: Option<Gap>,
     },
     /// The shell exited while running the command (`exit`, `set -e`, a fatal signal).
     #[error("Error: the bash session exited{} while running the command; a new session was started (working directory and variables are reset)", match .status { Some(s) => format!(" with status {s}"), None => " (killed by a signal)".to_string() })]
@@ -158,6 +160,8 @@ pub enum ExecError {
         status: Option<i32>,
         /// Output captured before the exit.
         output: Vec<u8>,
+        /// Where the executor discarded some of that output while it streamed.
+        gap: Option<Gap>,
     },
     /// The shell could not be started.
     #[error("Error: could not start the bash session: {0}")]
@@ -179,6 +183,14 @@ impl ExecError {
         match self {
             ExecError::Timeout { output, .. } | ExecError::SessionExited { output, .. } => output,
             _ => &[],
+        }
+    }
+
+    /// Where the executor discarded part of [`ExecError::output`] while it streamed.
+    pub fn gap(&self) -> Option<&Gap> {
+        match self {
+            ExecError::Timeout { gap, .. } | ExecError::SessionExited { gap, .. } => gap.as_ref(),
+            _ => None,
         }
     }
 
@@ -708,10 +720,13 @@ impl<E: Executor> Guard<E> {
                 rec.error = Some(e.code());
                 let partial = e.output();
                 rec.output_bytes = Some(partial.len() as u64);
+                // What the executor dropped while it streamed is counted in the marker here
+                // too: a command that timed out after endless output says how much was cut.
                 let mut content = if partial.is_empty() {
                     String::new()
                 } else {
-                    self.filter.filter(partial)
+                    let out = Output::without_status(partial.to_vec()).with_gap(e.gap().cloned());
+                    self.filter.filter_output(&out)
                 };
                 if !content.is_empty() && !content.ends_with('\n') {
                     content.push('\n');

@@ -358,20 +358,25 @@ impl BashSession {
                 Ok(Output::new(output, status).with_gap(gap))
             }
             Wait::TimedOut => {
-                let (output, _) = scanner.into_output();
+                let (output, gap) = scanner.into_output();
                 let restarted = self.start().is_ok();
                 Err(ExecError::Timeout {
                     after: self.config.timeout,
                     output,
                     restarted,
+                    gap,
                 })
             }
             Wait::Exited => {
                 let status = self.shell.as_mut().and_then(Shell::exit_status);
-                let (output, _) = scanner.into_output();
+                let (output, gap) = scanner.into_output();
                 // If the new session cannot start, the next call tries again and says why.
                 let _ = self.start();
-                Err(ExecError::SessionExited { status, output })
+                Err(ExecError::SessionExited {
+                    status,
+                    output,
+                    gap,
+                })
             }
         }
     }
