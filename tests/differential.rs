@@ -886,6 +886,19 @@ fn fidelity_check(sb: &Sandbox, ctx: &Context, policy: &Policy, cmd: &str) -> Re
     Ok(true)
 }
 
+fn shipped_policies() -> [Policy; 2] {
+    ["read-only", "developer"].map(|n| Policy::shipped(n).unwrap().unwrap())
+}
+
+/// A proptest runner for `cases` cases that keeps no failure file (the seed is CI's).
+fn campaign_runner(cases: u32) -> TestRunner {
+    TestRunner::new(Config {
+        cases,
+        failure_persistence: None,
+        ..Config::default()
+    })
+}
+
 fn fidelity_sandbox() -> (Sandbox, Context) {
     let sb = Sandbox::new(FIDELITY_PROGRAMS);
     for f in OPTION_FILES {
@@ -899,21 +912,14 @@ fn fidelity_sandbox() -> (Sandbox, Context) {
 
 #[test]
 fn every_argv_bash_runs_for_an_allowed_command_is_allowed_as_plain_words() {
-    let policies = [
-        Policy::shipped("read-only").unwrap().unwrap(),
-        Policy::shipped("developer").unwrap().unwrap(),
-    ];
+    let policies = shipped_policies();
     let (sb, ctx) = fidelity_sandbox();
     // ARGV_CASES=1000000 for the campaign (see BENCHMARKS.md); CI runs the default.
     let cases = std::env::var("ARGV_CASES")
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(400);
-    let mut runner = TestRunner::new(Config {
-        cases,
-        failure_persistence: None,
-        ..Config::default()
-    });
+    let mut runner = campaign_runner(cases);
     // ARGV_HUNT=1 keeps going after a finding and reports them all (no shrinking).
     let hunt = std::env::var_os("ARGV_HUNT").is_some();
     let allowed = std::cell::Cell::new(0usize);
@@ -945,10 +951,7 @@ fn every_argv_bash_runs_for_an_allowed_command_is_allowed_as_plain_words() {
 /// would run is refused too (so the refusal is about the real argv).
 #[test]
 fn field_splitting_attacks_are_refused_for_what_bash_really_runs() {
-    let policies = [
-        Policy::shipped("read-only").unwrap().unwrap(),
-        Policy::shipped("developer").unwrap().unwrap(),
-    ];
+    let policies = shipped_policies();
     let (sb, ctx) = fidelity_sandbox();
     let attacks = [
         "sort -S 4k$IFS--compress-program=sh a.txt",
@@ -1007,11 +1010,7 @@ fn word_fields_agree_with_bash() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(300);
-    let mut runner = TestRunner::new(Config {
-        cases,
-        failure_persistence: None,
-        ..Config::default()
-    });
+    let mut runner = campaign_runner(cases);
     let word = prop::collection::vec(fidelity_piece(), 1..4).prop_map(|p| p.concat());
     let result = runner.run(&(word, prop::sample::select(VALUES)), |(word, v)| {
         let q = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
