@@ -6,6 +6,7 @@
 
 mod args;
 mod braces;
+mod kinds;
 mod paths;
 mod scripts;
 pub mod wrappers;
@@ -739,7 +740,13 @@ impl<'a> Eval<'a> {
                 paths::check(&self.policy.paths, &resolved, write, self.ctx)
             {
                 let mut msg = msg;
-                if let Some(extra) = &self.policy.paths.message {
+                let protected = pattern.is_some_and(|p| p.rule.name == "paths.protected");
+                let extra = if protected {
+                    &self.policy.paths.protected_message
+                } else {
+                    &self.policy.paths.message
+                };
+                if let Some(extra) = extra {
                     msg.push_str(": ");
                     msg.push_str(extra);
                 }
@@ -755,7 +762,9 @@ impl<'a> Eval<'a> {
                     (_, Some(p)) => {
                         let r = p.rule.clone();
                         self.reason(
-                            if write {
+                            if protected {
+                                "path-write-protected"
+                            } else if write {
                                 "path-write-denied"
                             } else {
                                 "path-read-denied"
