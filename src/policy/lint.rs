@@ -386,14 +386,10 @@ fn lint_program(rule: &ProgramRule, top: bool, out: &mut Vec<Finding>) {
         }
         return;
     }
-    // A long option that is allowed or asked for, but is also a prefix of a denied long
-    // option: the evaluator refuses it as an abbreviation of the denied one.
-    let listed: BTreeSet<&String> = rule
-        .allow_options
-        .iter()
-        .flatten()
-        .chain(&rule.ask_options)
-        .collect();
+    // A long option that is asked for, but is also a prefix of a denied long option: the
+    // evaluator refuses it as an abbreviation of the denied one. (An option in allow_options
+    // is taken as the full name of a real option, `jq --arg` beside `--args`, and allowed.)
+    let listed: BTreeSet<&String> = rule.ask_options.iter().collect();
     for o in listed {
         if !o.starts_with("--") || o.len() < 4 || rule.deny_options.contains(o) {
             continue;
@@ -407,7 +403,7 @@ fn lint_program(rule: &ProgramRule, top: bool, out: &mut Vec<Finding>) {
                 out,
                 "lint-shadowed-option",
                 format!(
-                    "`{name}`: `{o}` is allowed or asked for, but it is also an abbreviation of the denied `{d}`, so it is always refused"
+                    "`{name}`: `{o}` is asked for, but it is also an abbreviation of the denied `{d}`, so it is always refused"
                 ),
                 loc,
             );
@@ -676,7 +672,7 @@ mod tests {
     #[test]
     fn shadowed_unsatisfiable_and_unreachable() {
         let f = lint_src(
-            "[programs.foo]\nallow_options = [\"-a\", \"--out\"]\ndeny_options = [\"-b\", \"--output\"]\nrequired_options = [\"-c\"]\n\
+            "[programs.foo]\nallow_options = [\"-a\"]\nask_options = [\"--out\"]\ndeny_options = [\"-b\", \"--output\"]\nrequired_options = [\"-c\"]\n\
              [programs.bar]\nverdict = \"deny\"\ndeny_options = [\"-x\"]\n",
         );
         let c = codes(&f);
