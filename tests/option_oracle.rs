@@ -1214,3 +1214,63 @@ fn the_oracle_sees_what_it_must() {
     let p = run_traced("sh", &argv(&["sh", "-c", &s.prog()]), &s).expect("runs");
     assert!(p.iter().any(|x| x.contains("decoy program ran")), "{p:?}");
 }
+
+#[test]
+fn new_policy_keys_are_validated_and_mean_what_they_say() {
+    // A two-value option must also be an option with a value.
+    let e = Policy::from_toml(
+        "[programs.jq]\noptions_with_two_values = [\"--arg\"]\n",
+        "t.toml",
+    )
+    .expect_err("invalid");
+    assert!(
+        e.diagnostics()
+            .iter()
+            .any(|d| d.code == "policy-invalid-option"),
+        "{e}"
+    );
+    // An unknown kind names the new ones.
+    let e = Policy::from_toml(
+        "[programs.x]\noption_kinds = { \"-f\" = \"paths\" }\n",
+        "t.toml",
+    )
+    .expect_err("invalid");
+    assert!(e.to_string().contains("path-list"), "{e}");
+    // after_double_dash: the words after `--` follow their own rule.
+    let p = Policy::from_toml(
+        "[programs.tool]\nallow_options = [\"-q\"]\noperands = \"text\"\n\
+         [programs.tool.after_double_dash]\nallow_options = [\"--check\"]\noperands = \"path-write\"\n\
+         [paths]\nwrite = [\"{workspace}/**\"]\n",
+        "t.toml",
+    )
+    .expect("loads");
+    let ctx = Context::example();
+    assert_eq!(
+        p.evaluate(&ctx, "tool -q -- --check src/a.rs").verdict,
+        Verdict::Allow
+    );
+    let d = p.evaluate(&ctx, "tool -q -- --emit x");
+    assert!(
+        d.reasons.iter().any(|r| r.code == "option-not-allowed"),
+        "{:?}",
+        d.reasons
+    );
+    let d = p.evaluate(&ctx, "tool -- /etc/passwd");
+    assert!(
+        d.reasons.iter().any(|r| r.code == "path-write-outside"),
+        "{:?}",
+        d.reasons
+    );
+    // options_complete lets a glob stand where an option could, and only then.
+    let glob = |complete: bool| {
+        let src = format!(
+            "[programs.cat]\nallow_options = [\"-n\"]\noptions_complete = {complete}\n[paths]\nread = [\"{{workspace}}/**\"]\n"
+        );
+        Policy::from_toml(&src, "t.toml")
+            .expect("loads")
+            .evaluate(&ctx, "cat *.md")
+            .verdict
+    };
+    assert_eq!(glob(true), Verdict::Allow);
+    assert_eq!(glob(false), Verdict::Deny);
+}
