@@ -193,10 +193,11 @@ const ATTACKS: &[(&str, &str, &str)] = &[
         "sed -ni'/root/*' p a.txt",
         "path-write-outside",
     ),
+    ("developer", "sed -i'../*' 's/x/x/' a.txt", "backup-suffix"),
     (
         "developer",
-        "sed -i'../*' 's/x/x/' a.txt",
-        "path-write-outside",
+        "cd src && sed -i'../*' 's/x/x/' ../a.txt",
+        "backup-suffix",
     ),
     ("developer", "sed -i'/x' 's/x/x/' a.txt", "backup-suffix"),
     (

@@ -63,8 +63,13 @@ impl Eval<'_> {
             }
             ArgKind::BackupSuffix => match text {
                 Some(t) if !t.contains('/') => None,
-                Some(t) if t.contains('*') => {
-                    // GNU sed: `*` is the edited file's name, and a `/` makes it a path.
+                Some(t)
+                    if t.contains('*')
+                        && (t.starts_with('/') || !t.split('/').any(|c| c == "..")) =>
+                {
+                    // GNU sed: `*` is the edited file's name, and a `/` makes it a path,
+                    // relative to the edited file's directory (which is checked as written):
+                    // without `..`, a relative one stays below it.
                     let path = t.replace('*', "shellgate-backup");
                     self.path_value(Some(path), span, None, true)
                 }
@@ -73,7 +78,7 @@ impl Eval<'_> {
                         "backup-suffix",
                         Verdict::Deny,
                         Some(&rule.rule),
-                        format!("a backup suffix of `{name}` with `/` but no `*` names a path that cannot be checked"),
+                        format!("a backup suffix of `{name}` with `/` but no `*`, or with `..`, names a path that cannot be checked"),
                         span,
                     );
                     None
