@@ -255,6 +255,7 @@ const ATTACKS: &[(&str, &str, &str)] = &[
         "path-write-protected",
     ),
     ("developer", "echo x > .envrc", "path-write-protected"),
+    ("developer", "echo id > .husky/pre-commit", "path-write-protected"),
     ("developer", "echo x > .git/config", "path-write-denied"),
     ("developer", "touch sub/HEAD", "path-write-protected"),
     ("developer", "mkdir -p sub/objects", "path-write-protected"),
