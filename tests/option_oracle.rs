@@ -255,7 +255,11 @@ const ATTACKS: &[(&str, &str, &str)] = &[
         "path-write-protected",
     ),
     ("developer", "echo x > .envrc", "path-write-protected"),
-    ("developer", "echo id > .husky/pre-commit", "path-write-protected"),
+    (
+        "developer",
+        "echo id > .husky/pre-commit",
+        "path-write-protected",
+    ),
     ("developer", "echo x > .git/config", "path-write-denied"),
     ("developer", "touch sub/HEAD", "path-write-protected"),
     ("developer", "mkdir -p sub/objects", "path-write-protected"),
@@ -294,6 +298,11 @@ const ATTACKS: &[(&str, &str, &str)] = &[
         "argument-denied",
     ),
     ("developer", "npm init evil", "too-many-operands"),
+    (
+        "developer",
+        "npm init -w ../elsewhere -y",
+        "path-write-outside",
+    ),
     // Abbreviations under an allowlist may be other options.
     ("developer", "git push --forc origin main", "option-denied"),
     ("developer", "git push --force origin main", "option-denied"),
