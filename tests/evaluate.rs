@@ -520,7 +520,7 @@ fn developer_refuses_exec_and_config_injection() {
                 "option-denied",
             ),
             ("cargo install x", "subcommand-not-allowed"),
-            ("chmod +x x", "program-not-allowed"),
+            ("chown u x", "program-not-allowed"),
             ("sudo rm x", "wrapper-denied"),
             ("env PATH=/tmp ls", "wrapper-denied"),
             ("timeout 5 rm -rf /", "path-write-outside"),
@@ -641,7 +641,7 @@ fn ask_is_its_own_verdict_and_deny_outranks_it() {
     assert_eq!(d.reasons[0].code, "option-ask");
     let d = decide(developer(), "git clean -fd && git status");
     assert_eq!(d.verdict, Verdict::Ask);
-    assert_eq!(d.reasons[0].code, "program-ask");
+    assert_eq!(d.reasons[0].code, "option-ask");
     // The strictest verdict wins.
     let d = decide(developer(), "git clean -fd; rm -rf /");
     assert_eq!(d.verdict, Verdict::Deny);
@@ -715,7 +715,7 @@ fn regression_corpus_findings_stay_fixed() {
             ("echo x > sub/.git/config", "path-write-denied"),
             ("echo ../evil > .git/commondir", "path-write-denied"),
             ("npm_config_script_shell=/tmp/evil npm test", "env-denied"),
-            ("cargo test -- --logfile ~/.bashrc", "argument-denied"),
+            ("cargo test -- --logfile ~/.bashrc", "option-denied"),
             ("git blame --contents ~/.ssh/id_rsa x", "path-read-outside"),
         ],
     );

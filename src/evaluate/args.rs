@@ -89,6 +89,7 @@ impl Eval<'_> {
             pattern_given: false,
         };
         let mut after_dd = false;
+        let mut dd_rest: Option<usize> = None;
         let mut sub_rest = args.len();
         let plus_options = matches!(
             rule.name.as_str(),
@@ -155,6 +156,10 @@ impl Eval<'_> {
                 continue;
             }
             if s == "--" {
+                if rule.after_double_dash.is_some() {
+                    dd_rest = Some(i);
+                    break;
+                }
                 after_dd = true;
                 continue;
             }
@@ -177,6 +182,16 @@ impl Eval<'_> {
                         v
                     }
                     None => None,
+                };
+                // `jq --arg NAME VALUE`: the value checked by kind is the second word.
+                let value = if rule.options_with_two_values.contains(&canonical)
+                    && matches!(value, Some(Value::Word(_)))
+                    && canonical == name
+                {
+                    i += 1;
+                    args.get(i - 1).map(Value::Word)
+                } else {
+                    value
                 };
                 if has_subcommands && !known_option(rule, &canonical) {
                     self.unknown_before_subcommand(rule, &name, w.span);
@@ -345,8 +360,13 @@ impl Eval<'_> {
                         rule.name
                     );
                     self.setting("word-split", &s, msg, w.span);
+                    // Its words may land where the repeated kind is, too: checked as both.
+                    if let Some(other) = spec.repeat.filter(|&r| r != kind) {
+                        self.value(rule, other, Value::Word(w));
+                    }
+                } else if let Some(repeat) = spec.repeat {
+                    kind = repeat;
                 }
-                kind = spec.repeat.unwrap_or(kind);
             }
             if matches!(kind, ArgKind::PathRead | ArgKind::PathWrite) {
                 path_operands += 1;
@@ -371,6 +391,11 @@ impl Eval<'_> {
                 };
                 self.path(&w, false);
             }
+        }
+        // `cargo fmt -- FILES`: what follows `--` is another program's, with its own rule.
+        if let (Some(start), Some(dd)) = (dd_rest, &rule.after_double_dash) {
+            let dd = dd.clone();
+            self.args(&dd, &args[start..], name_span, cmd_span);
         }
         // Later commands may run in the directory `cd` goes to from any directory the command
         // may be in by then: each one is recorded. A target that is not one exact path (a
@@ -520,7 +545,11 @@ impl Eval<'_> {
             && rule
                 .deny_options
                 .iter()
-                .any(|d| d.starts_with("--") && d.starts_with(written));
+                .any(|d| d.starts_with("--") && d.starts_with(written))
+            && !rule
+                .allow_options
+                .as_ref()
+                .is_some_and(|a| a.contains(written));
         let extra = rule
             .options_message
             .clone()
@@ -539,10 +568,24 @@ impl Eval<'_> {
             ));
             self.reason("option-ask", Verdict::Ask, Some(&rule.rule), m, span);
         } else if let Some(allowed) = &rule.allow_options {
-            if !allowed.contains(name) {
-                let list = allowed.iter().cloned().collect::<Vec<_>>().join(" ");
+            if written.starts_with("--") && written != name && !allowed.contains(written) {
+                // An abbreviation of an allowed option may also be the full name of one the
+                // policy does not list (`git push --force` for `--force-with-lease`).
                 let m = with_extra(format!(
-                    "option `{written}` of `{}` is not allowed (allowed: {list})",
+                    "option `{written}` of `{}` is not allowed: write `{name}` in full if that is what is meant",
+                    rule.name
+                ));
+                self.reason(
+                    "option-not-allowed",
+                    Verdict::Deny,
+                    Some(&rule.rule),
+                    m,
+                    span,
+                );
+            } else if !allowed.contains(name) {
+                let hint = super::kinds::allowed_hint(allowed, written);
+                let m = with_extra(format!(
+                    "option `{written}` of `{}` is not allowed ({hint})",
                     rule.name
                 ));
                 self.reason(
@@ -699,6 +742,12 @@ impl Eval<'_> {
                 }
                 None
             }
+            ArgKind::PathList
+            | ArgKind::ModulePath
+            | ArgKind::Program
+            | ArgKind::BackupSuffix
+            | ArgKind::Pathspec
+            | ArgKind::JqProgram => self.hidden_input(rule, kind, text, span, word),
             ArgKind::SedScript | ArgKind::AwkProgram => {
                 let check = if kind == ArgKind::SedScript {
                     super::check_sed
@@ -871,10 +920,14 @@ fn restricted(rule: &ProgramRule) -> bool {
 }
 
 /// Whether some option of the program is refused, needs approval, or has a checked value.
+///
+/// An allowlist that names every option the program has (`options_complete`) restricts
+/// nothing a run-time word could add: it can only be one of the options the user could have
+/// written (or a denied one, and then `deny_options` is not empty).
 fn options_restricted(rule: &ProgramRule) -> bool {
     !rule.deny_options.is_empty()
         || !rule.ask_options.is_empty()
-        || rule.allow_options.is_some()
+        || (rule.allow_options.is_some() && !rule.options_complete)
         || !rule.option_kinds.values().all(|k| k.is_inert())
         || !rule.subcommands.is_empty()
         || !rule.args.is_empty()

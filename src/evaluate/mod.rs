@@ -7,6 +7,7 @@
 mod args;
 mod bindings;
 mod braces;
+mod kinds;
 mod paths;
 mod sandbox;
 mod scripts;
@@ -825,7 +826,10 @@ impl<'a> Eval<'a> {
             {
                 let mut msg = msg;
                 let rules = &self.policy.paths;
-                let own = if write {
+                let protected = pattern.is_some_and(|p| p.rule.name == "paths.protected");
+                let own = if protected {
+                    &rules.protected_message
+                } else if write {
                     &rules.write_message
                 } else {
                     &rules.read_message
@@ -846,7 +850,9 @@ impl<'a> Eval<'a> {
                     (_, Some(p)) => {
                         let r = p.rule.clone();
                         self.reason(
-                            if write {
+                            if protected {
+                                "path-write-protected"
+                            } else if write {
                                 "path-write-denied"
                             } else {
                                 "path-read-denied"

@@ -283,6 +283,12 @@ pub fn check<'p>(
                 ));
             }
             if write {
+                if let Some(p) = protected_hit(rules, path, ctx) {
+                    return Err((
+                        format!("{what} `{}` is protected by `{}`", path.display(), p.text),
+                        Some(p),
+                    ));
+                }
                 // Replacing or removing a directory that holds a protected path would bypass it.
                 for d in deny {
                     if literal_prefixes(d, ctx)
@@ -319,6 +325,21 @@ pub fn check<'p>(
                 ));
             }
             let first_glob = component_glob(first);
+            if write {
+                let hit = protected_hit(rules, &probe, ctx)
+                    .or_else(|| protected_glob_hit(rules, components));
+                if let Some(p) = hit {
+                    return Err((
+                        format!(
+                            "{what} `{}/{}` may touch a file `{}` protects",
+                            base.display(),
+                            components.join("/"),
+                            p.text
+                        ),
+                        Some(p),
+                    ));
+                }
+            }
             for d in deny {
                 for p in literal_prefixes(d, ctx) {
                     // A protected path inside the glob's reach, or the glob inside protection.
@@ -345,6 +366,31 @@ pub fn check<'p>(
             Ok(())
         }
     }
+}
+
+/// The protected pattern a written path falls under, unless the policy opted it back in.
+fn protected_hit<'p>(rules: &'p PathRules, path: &Path, ctx: &Context) -> Option<&'p PathPattern> {
+    let p = rules.protected.iter().find(|p| matches(p, path, ctx))?;
+    (!rules.unprotected.iter().any(|u| matches(u, path, ctx))).then_some(p)
+}
+
+/// A protected pattern one of whose literal names (`.claude`, `HEAD`, `tasks.json`) a glob
+/// component of a written path can match: the glob may reach an existing protected file.
+fn protected_glob_hit<'p>(rules: &'p PathRules, components: &[String]) -> Option<&'p PathPattern> {
+    rules.protected.iter().find(|p| {
+        let rest = p
+            .text
+            .trim_start_matches("{workspace}")
+            .trim_start_matches("{home}");
+        let names: Vec<&str> = rest
+            .split('/')
+            .filter(|c| !c.is_empty() && !c.contains(['*', '?', '[', '{', '\\']))
+            .collect();
+        components.iter().any(|c| {
+            let g = component_glob(c);
+            names.iter().any(|n| component_matches(c, g.as_ref(), n))
+        })
+    })
 }
 
 fn component_glob(pattern: &str) -> Option<GlobMatcher> {

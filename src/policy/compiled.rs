@@ -110,6 +110,13 @@ pub struct PathRules {
     pub read_message: Option<String>,
     /// Message for refused writes.
     pub write_message: Option<String>,
+    /// Files whose writing changes what later tools run (agents' settings, tool configs,
+    /// repositories): writes are denied unless `unprotected` names them too.
+    pub protected: Vec<PathPattern>,
+    /// Protected files a policy opts back in for writing.
+    pub unprotected: Vec<PathPattern>,
+    /// Why protected files are protected (shown with their refusals).
+    pub protected_message: Option<String>,
 }
 
 /// `[redirects]`.
@@ -181,6 +188,23 @@ pub enum ArgKind {
     SedScript,
     /// An awk program: refused if it can run commands or write files.
     AwkProgram,
+    /// A file (or `-`, stdin) holding a list of paths the program then reads (`file -f`,
+    /// `--files-from`, `sha256sum -c`, `--files0-from`): the paths in it cannot be checked,
+    /// so it is refused.
+    PathList,
+    /// A directory code is loaded from (`jq -L`), or a file of code (`jq -f`): refused.
+    ModulePath,
+    /// A program the option runs (`rg --pre`, `--hostname-bin`, `--compress-program`):
+    /// always refused.
+    Program,
+    /// A backup suffix (`sed -i SUFFIX`): with a `/` it is a written path (`*` is the file's
+    /// name), checked against `[paths] write`.
+    BackupSuffix,
+    /// A git pathspec or revision: text, but a path outside the work tree makes `git diff` a
+    /// `--no-index` read of that path, so absolute, `~` and `..` forms are checked as reads.
+    Pathspec,
+    /// A jq program: refused if it loads modules (`import`, `include`, `modulemeta`).
+    JqProgram,
 }
 
 impl ArgKind {
@@ -195,6 +219,12 @@ impl ArgKind {
             "assignment" => ArgKind::Assignment,
             "sed-script" => ArgKind::SedScript,
             "awk-program" => ArgKind::AwkProgram,
+            "path-list" => ArgKind::PathList,
+            "module-path" => ArgKind::ModulePath,
+            "program" => ArgKind::Program,
+            "backup-suffix" => ArgKind::BackupSuffix,
+            "pathspec" => ArgKind::Pathspec,
+            "jq-program" => ArgKind::JqProgram,
             _ => return None,
         })
     }
@@ -317,6 +347,17 @@ pub struct ProgramRule {
     pub subcommands: BTreeMap<String, ProgramRule>,
     /// The verdict for a subcommand not listed.
     pub unknown_subcommand: Verdict,
+    /// Options that take two values (`jq --arg NAME VALUE`): the first is text, the second
+    /// has the option's kind.
+    pub options_with_two_values: BTreeSet<String>,
+    /// The rule for the arguments after `--`, which the program passes to another one
+    /// (`cargo fmt -- FILES` to rustfmt, `cargo test -- ARGS` to the test harness).
+    pub after_double_dash: Option<Box<ProgramRule>>,
+    /// Why the program needs no option allowlist, if the policy says so.
+    pub no_option_allowlist: Option<String>,
+    /// `allow_options` and `deny_options` name every option of the program (a glob that
+    /// expands to an option-like file name can only be an allowed option, or an error).
+    pub options_complete: bool,
 }
 
 /// A command in a policy's `[examples]` with the verdict it must get.

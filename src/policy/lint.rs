@@ -16,6 +16,7 @@
 //! | `lint-contradiction` | an option both takes a value and takes an optional glued value |
 //! | `lint-shadowed-path` | a `[paths]` read/write pattern that the matching deny list also names |
 //! | `lint-shadowed-env` | an `[env]` allow/ask name that a deny pattern always wins over |
+//! | `lint-no-option-allowlist` | an allowed program (or subcommand) has no `allow_options`, so every option it does not deny passes |
 //!
 //! Only rules written in the linted file are warned about; rules from included policies are
 //! the business of those files.
@@ -385,14 +386,10 @@ fn lint_program(rule: &ProgramRule, top: bool, out: &mut Vec<Finding>) {
         }
         return;
     }
-    // A long option that is allowed or asked for, but is also a prefix of a denied long
-    // option: the evaluator refuses it as an abbreviation of the denied one.
-    let listed: BTreeSet<&String> = rule
-        .allow_options
-        .iter()
-        .flatten()
-        .chain(&rule.ask_options)
-        .collect();
+    // A long option that is asked for, but is also a prefix of a denied long option: the
+    // evaluator refuses it as an abbreviation of the denied one. (An option in allow_options
+    // is taken as the full name of a real option, `jq --arg` beside `--args`, and allowed.)
+    let listed: BTreeSet<&String> = rule.ask_options.iter().collect();
     for o in listed {
         if !o.starts_with("--") || o.len() < 4 || rule.deny_options.contains(o) {
             continue;
@@ -406,7 +403,7 @@ fn lint_program(rule: &ProgramRule, top: bool, out: &mut Vec<Finding>) {
                 out,
                 "lint-shadowed-option",
                 format!(
-                    "`{name}`: `{o}` is allowed or asked for, but it is also an abbreviation of the denied `{d}`, so it is always refused"
+                    "`{name}`: `{o}` is asked for, but it is also an abbreviation of the denied `{d}`, so it is always refused"
                 ),
                 loc,
             );
@@ -527,8 +524,23 @@ fn lint_program(rule: &ProgramRule, top: bool, out: &mut Vec<Finding>) {
             }
         }
     }
+    // Options nobody listed pass unless the rule has an allowlist (a program with
+    // subcommands is judged by them; its own options are the ones before the subcommand).
+    if rule.allow_options.is_none() && rule.no_option_allowlist.is_none() {
+        warn(
+            out,
+            "lint-no-option-allowlist",
+            format!(
+                "`{name}` has no allow_options: every option the rule does not deny is allowed; list the options it may take"
+            ),
+            loc,
+        );
+    }
     for sub in rule.subcommands.values() {
         lint_program(sub, false, out);
+    }
+    if let Some(dd) = &rule.after_double_dash {
+        lint_program(dd, false, out);
     }
 }
 
@@ -592,14 +604,38 @@ mod tests {
         lint_policy(&policy, "t.toml")
     }
 
+    /// The codes, without `lint-no-option-allowlist` (tested on its own).
     fn codes(f: &[Finding]) -> Vec<&'static str> {
-        f.iter().map(|f| f.code).collect()
+        f.iter()
+            .map(|f| f.code)
+            .filter(|c| *c != "lint-no-option-allowlist")
+            .collect()
+    }
+
+    #[test]
+    fn program_without_option_allowlist_warns() {
+        let f = lint_src(
+            "[programs.cat]\noperands = \"path-read\"\n[programs.ls]\nallow_options = [\"-l\"]\n\
+             [programs.git.subcommands.status]\nallow_options = []\n[programs.git.subcommands.log]\n\
+             [programs.source]\nverdict = \"deny\"\n",
+        );
+        let mut names: Vec<String> = f
+            .iter()
+            .filter(|f| f.code == "lint-no-option-allowlist")
+            .map(|f| f.message.split('`').nth(1).unwrap_or("").to_string())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["cat", "git", "git log"], "{f:?}");
     }
 
     #[test]
     fn bare_find_warns_with_missing_flags() {
         let f = lint_src("[programs.find]\nsingle_dash_long = true\n");
         assert_eq!(codes(&f), ["lint-dangerous-option"]);
+        let f: Vec<&Finding> = f
+            .iter()
+            .filter(|f| f.code == "lint-dangerous-option")
+            .collect();
         assert!(f[0].message.contains("`-exec`"), "{}", f[0].message);
         assert!(f[0].message.contains("`-delete`"), "{}", f[0].message);
         assert_eq!((f[0].location.line, f[0].location.col), (1, 11));
@@ -610,7 +646,7 @@ mod tests {
         let f = lint_src(
             "[programs.find]\nsingle_dash_long = true\ndeny_options = [\"-exec\", \"-execdir\", \"-ok\", \"-okdir\", \"-delete\", \"-fprint\", \"-fprint0\", \"-fprintf\", \"-fls\"]\n",
         );
-        assert!(f.is_empty(), "{f:?}");
+        assert!(codes(&f).is_empty(), "{f:?}");
     }
 
     #[test]
@@ -636,7 +672,7 @@ mod tests {
     #[test]
     fn shadowed_unsatisfiable_and_unreachable() {
         let f = lint_src(
-            "[programs.foo]\nallow_options = [\"-a\", \"--out\"]\ndeny_options = [\"-b\", \"--output\"]\nrequired_options = [\"-c\"]\n\
+            "[programs.foo]\nallow_options = [\"-a\"]\nask_options = [\"--out\"]\ndeny_options = [\"-b\", \"--output\"]\nrequired_options = [\"-c\"]\n\
              [programs.bar]\nverdict = \"deny\"\ndeny_options = [\"-x\"]\n",
         );
         let c = codes(&f);

@@ -423,6 +423,8 @@ impl Loader {
                 (&p.write, "paths.write", &mut paths.write),
                 (&p.deny_read, "paths.deny_read", &mut paths.deny_read),
                 (&p.deny_write, "paths.deny_write", &mut paths.deny_write),
+                (&p.protected, "paths.protected", &mut paths.protected),
+                (&p.unprotected, "paths.unprotected", &mut paths.unprotected),
             ] {
                 for item in list {
                     if let Some(pat) = self.path_pattern(file, name, item) {
@@ -443,6 +445,9 @@ impl Loader {
                 if new.is_some() {
                     *dest = new;
                 }
+            }
+            if p.protected_message.is_some() {
+                paths.protected_message = p.protected_message;
             }
             self.policy.paths = paths;
         }
@@ -729,7 +734,8 @@ impl Loader {
                 "policy-invalid-kind",
                 format!(
                     "`{text}` is not an argument kind: use path-read, path-write, text, pattern, \
-                     variable, assignment, sed-script or awk-program"
+                     variable, assignment, sed-script, awk-program, path-list, module-path, \
+                     program, backup-suffix, pathspec or jq-program"
                 ),
                 file.loc(span),
             );
@@ -876,6 +882,27 @@ impl Loader {
                     &option_kinds,
                     raw,
                 );
+                // A subcommand with its own allowlist also allows the program's options,
+                // which it inherits: explicitly, by this switch.
+                if let (Some(sub_allow), Some(allow)) = (&mut sub.allow_options, &allow_options) {
+                    sub_allow.extend(allow.iter().cloned());
+                }
+            }
+        }
+        let after_double_dash = raw.after_double_dash.as_ref().and_then(|dd| {
+            let mut dd_segs = segs.to_vec();
+            dd_segs.push("after_double_dash".into());
+            self.program(file, &dd_segs, &format!("{name} --"), dd)
+                .map(Box::new)
+        });
+        let options_with_two_values = self.options(file, &raw.options_with_two_values);
+        for o in &options_with_two_values {
+            if !options_with_value.contains(o) {
+                self.diag(
+                    "policy-invalid-option",
+                    format!("`{o}` of `{name}` takes two values, so it must also be in options_with_value"),
+                    file.loc(span.clone()),
+                );
             }
         }
         let mut extra_operands = Verdict::Deny;
@@ -919,6 +946,10 @@ impl Loader {
             args,
             subcommands,
             unknown_subcommand,
+            options_with_two_values,
+            after_double_dash,
+            no_option_allowlist: raw.no_option_allowlist.clone(),
+            options_complete: raw.options_complete,
         })
     }
 }

@@ -132,6 +132,17 @@ pub struct RawPaths {
     pub read_message: Option<String>,
     /// Message for refused writes (instead of `message`).
     pub write_message: Option<String>,
+    /// Files whose writing changes what later tools run (agents' settings, tool configs,
+    /// repositories): writes are denied unless `unprotected` names them.
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub protected: Vec<Spanned<String>>,
+    /// Protected files this policy opts back in for writing.
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub unprotected: Vec<Spanned<String>>,
+    /// Why protected files are protected (shown with their refusals).
+    pub protected_message: Option<String>,
 }
 
 /// `[redirects]`.
@@ -295,6 +306,21 @@ pub struct RawProgram {
     /// The verdict for a subcommand not listed (default "deny").
     #[schemars(with = "Option<VerdictName>")]
     pub unknown_subcommand: Option<Spanned<String>>,
+    /// Options that take two values (`jq --arg NAME VALUE`): the first is text, the second
+    /// has the kind `option_kinds` gives.
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub options_with_two_values: Vec<Spanned<String>>,
+    /// The rule for the arguments after `--`, which the program passes on to another one
+    /// (`cargo fmt -- FILES` to rustfmt, `cargo test -- ARGS` to the test harness).
+    pub after_double_dash: Option<Box<RawProgram>>,
+    /// Why the program needs no `allow_options` (`echo` prints every word it gets); silences
+    /// the `lint-no-option-allowlist` warning.
+    pub no_option_allowlist: Option<String>,
+    /// `allow_options` and `deny_options` together name every option the program has, so a
+    /// word that expands to a file name starting with `-` (`cat *.md`) can only be one of them.
+    #[serde(default)]
+    pub options_complete: bool,
 }
 
 /// `"path-read"` or `["pattern", "path-read..."]`.
