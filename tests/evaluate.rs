@@ -1374,3 +1374,47 @@ fn path_refusals_carry_the_message_of_their_kind() {
         );
     }
 }
+
+#[test]
+fn implicit_operands_of_the_shipped_policies_are_checked() {
+    // From a working directory outside the workspace (a hook payload's `cwd: /etc`), the
+    // programs that read `.` when given no path read outside.
+    let outside = Context::example().with_cwd("/etc");
+    let inside = Context::example().with_cwd("/workspace/src");
+    let cases: &[(&Policy, &str)] = &[
+        (read_only(), "ls"),
+        (read_only(), "ls -R"),
+        (read_only(), "find -name passwd"),
+        (read_only(), "find"),
+        (read_only(), "du -sh"),
+        (read_only(), "grep -r root"),
+        (read_only(), "grep -rn root"),
+        (developer(), "rg root"),
+        (developer(), "git status"),
+        (developer(), "git log"),
+        (developer(), "git diff"),
+    ];
+    for (policy, cmd) in cases {
+        let d = policy.evaluate(&outside, cmd);
+        assert!(
+            d.reasons.iter().any(|r| r.code == "path-read-outside"),
+            "[{}] {cmd} from /etc: {:?} {:?}",
+            policy.name,
+            d.verdict,
+            d.reasons
+        );
+        let d = policy.evaluate(&inside, cmd);
+        assert_eq!(
+            d.verdict,
+            Verdict::Allow,
+            "[{}] {cmd}: {:?}",
+            policy.name,
+            d.reasons
+        );
+    }
+    // grep without -r reads its standard input.
+    assert_eq!(
+        read_only().evaluate(&outside, "grep root").verdict,
+        Verdict::Allow
+    );
+}
