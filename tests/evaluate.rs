@@ -1418,3 +1418,20 @@ fn implicit_operands_of_the_shipped_policies_are_checked() {
         Verdict::Allow
     );
 }
+
+#[test]
+fn the_agent_cannot_rewrite_its_own_policy() {
+    assert_denied(
+        developer(),
+        &[
+            ("echo x > shellgate.toml", "path-write-protected"),
+            ("cp a.txt sub/shellgate.toml", "path-write-protected"),
+            (
+                "sed -i s/deny/allow/ shellgate-dev.toml",
+                "path-write-protected",
+            ),
+            ("cp a.txt .claude/settings.json", "path-write-protected"),
+        ],
+    );
+    assert_allowed(developer(), &["cat shellgate.toml"]);
+}
