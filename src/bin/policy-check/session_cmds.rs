@@ -24,34 +24,13 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde_json::Value;
-use shellgate::middleware::{
-    ApprovalRequest, AuditLog, BashSession, Guard, Outcome, RedactThenTruncate, SessionConfig,
-};
-use shellgate::truncate::TruncateConfig;
-use shellgate::{Context, Policy};
+use shellgate::middleware::{ApprovalRequest, AuditLog, BashSession, Guard, Outcome, NOT_A_CALL};
+use shellgate::Policy;
 
 use crate::approve::{approval_response, Ask, Event, LineApprover, Lines};
 
 fn guard(policy: &Policy, cwd: &Path, timeout: Duration) -> Result<Guard<BashSession>, String> {
-    let cwd = if cwd.is_absolute() {
-        cwd.to_path_buf()
-    } else {
-        std::env::current_dir()
-            .map_err(|e| format!("cannot read the current directory: {e}"))?
-            .join(cwd)
-    };
-    if !cwd.is_dir() {
-        return Err(format!("{}: not a directory", cwd.display()));
-    }
-    let filter = RedactThenTruncate::for_policy(policy, TruncateConfig::default())
-        .map_err(|e| format!("the policy's [redact] table: {e}"))?;
-    let session = BashSession::new(
-        SessionConfig::new(&cwd)
-            .timeout(timeout)
-            .redaction(filter.stream_redaction()),
-    )
-    .map_err(|e| e.to_string())?;
-    Ok(Guard::new(policy.clone(), Context::new(&cwd), session).with_filter(filter))
+    Guard::reference(policy.clone(), cwd, timeout).map_err(|e| e.to_string())
 }
 
 /// `policy-check serve`: JSON lines in, one JSON line out per line in (and, with
@@ -119,12 +98,9 @@ fn answer(guard: &mut Guard<BashSession>, line: &[u8]) -> serde_json::Result<Str
         Ok(v) => v,
         Err(e) => return error(&format!("malformed JSON: {e}")),
     };
-    if value.get("type").and_then(Value::as_str) == Some("tool_use") {
-        return serde_json::to_string(&guard.handle_json(&value));
-    }
-    match value.get("content") {
-        Some(Value::Array(blocks)) => serde_json::to_string(&guard.handle_turn(blocks)),
-        _ => error("expected a tool_use block or a message with a content array"),
+    match guard.handle_value(&value) {
+        Some(answer) => serde_json::to_string(&answer),
+        None => error(NOT_A_CALL),
     }
 }
 
