@@ -489,6 +489,15 @@ impl Executor for PyExecutor {
     fn run(&mut self, command: &str) -> Result<Output, ExecError> {
         Python::attach(|py| self.call(py, command))
     }
+
+    /// An executor object with a `cwd` attribute (an absolute path) says where the next
+    /// command runs, as the bash session does; commands are checked against it.
+    fn cwd(&self) -> Option<PathBuf> {
+        Python::attach(|py| {
+            let cwd = self.callable.bind(py).getattr("cwd").ok()?;
+            cwd.extract::<PathBuf>().ok()
+        })
+    }
 }
 
 enum AnyGuard {
