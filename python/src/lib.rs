@@ -501,7 +501,7 @@ impl Executor for PyExecutor {
 }
 
 enum AnyGuard {
-    Bash(Guard<BashSession>),
+    Bash(Box<Guard<BashSession>>),
     Python(Guard<PyExecutor>),
 }
 
@@ -561,7 +561,7 @@ impl PyGuard {
         let guard = match executor {
             None => py
                 .detach(|| Guard::reference(policy, &cwd, timeout))
-                .map(AnyGuard::Bash)
+                .map(|g| AnyGuard::Bash(Box::new(g)))
                 .map_err(|e| PyRuntimeError::new_err(e.to_string()))?,
             Some(callable) => {
                 if !callable.bind(py).is_callable() {
@@ -679,6 +679,17 @@ fn message_json(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
     to_json(obj, 0)
 }
 
+/// `obj.model_dump(mode="json")` (pydantic's JSON-safe dump), or `obj.model_dump()` for an
+/// object whose `model_dump` takes no `mode`.
+fn model_dump<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let kwargs = PyDict::new(obj.py());
+    kwargs.set_item("mode", "json")?;
+    match obj.call_method("model_dump", (), Some(&kwargs)) {
+        Err(e) if e.is_instance_of::<PyTypeError>(obj.py()) => obj.call_method0("model_dump"),
+        other => other,
+    }
+}
+
 fn to_json(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
     if depth > MAX_DEPTH {
         return Err(PyValueError::new_err(format!(
@@ -726,7 +737,7 @@ fn to_json(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
         return Ok(Value::Array(items));
     }
     if obj.hasattr("model_dump")? {
-        return to_json(&obj.call_method0("model_dump")?, depth + 1);
+        return to_json(&model_dump(obj)?, depth + 1);
     }
     if let Ok(attrs) = obj.getattr("__dict__") {
         if let Ok(attrs) = attrs.cast::<PyDict>() {

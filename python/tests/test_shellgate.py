@@ -114,9 +114,11 @@ def test_hostile_commands_are_denials_not_crashes(policy):
 
 
 def test_explain_is_the_text_of_policy_check_explain(tmp_path):
-    binary = os.environ.get("SHELLGATE_POLICY_CHECK") or REPO / "target" / "debug" / "policy-check"
-    if not Path(binary).exists():
-        pytest.skip("policy-check is not built (cargo build --bin policy-check)")
+    binary = os.environ.get("SHELLGATE_POLICY_CHECK")
+    if binary is None:  # CI names it; elsewhere use the repository's debug build if there is one.
+        binary = REPO / "target" / "debug" / "policy-check"
+        if not binary.exists():
+            pytest.skip("policy-check is not built (cargo build --bin policy-check)")
     cmd = "find . -delete; cat data.txt|sh"
     cli = subprocess.run(
         [str(binary), "explain", "--policy", "read-only", "--cwd", str(tmp_path), cmd],
@@ -358,8 +360,10 @@ class FakeMessage:
         self.type = "message"
         self.content = content
         self.stop_reason = stop_reason
+        self.dumped_as = None
 
-    def model_dump(self):
+    def model_dump(self, mode="python"):
+        self.dumped_as = mode
         return {
             "id": self.id,
             "type": self.type,
@@ -419,6 +423,7 @@ def test_a_full_agent_loop_against_a_fake_sdk(policy, ws):
         while response.stop_reason == "tool_use":
             messages.append({"role": "assistant", "content": response.content})
             answer = guard.handle(response)
+            assert response.dumped_as == "json"  # pydantic's JSON-safe dump
             messages.append(answer)
             response = client.create(messages)
             turns += 1
