@@ -13,7 +13,11 @@ UserMessage = dict[str, Any]
 """``{"role": "user", "content": [ToolResult, ...]}``"""
 Executor = Callable[[str], Tuple[Union[str, bytes], Optional[int]]]
 """Runs one command: returns (output, exit_status); exit_status None means killed by a signal.
-Raising TimeoutError or subprocess.TimeoutExpired answers the timeout result."""
+Raising TimeoutError or subprocess.TimeoutExpired answers the timeout result (with its
+``output``, if any); any other Exception is an is_error result naming it; a BaseException that is
+not an Exception (KeyboardInterrupt) and a malformed return value are raised from Guard.handle.
+An executor object with a ``cwd`` attribute (an absolute path) tells the guard where the next
+command runs, so that relative paths are checked against it."""
 
 class Diagnostic:
     """One problem in a policy file."""
