@@ -6,6 +6,12 @@ Run from the repository root, with the package installed in release mode (`pip i
 
 It times the same commands as examples/check_timing.rs (same policy, same cwd), runs that
 example (`cargo run --release --example check_timing`), and prints both and their ratio.
+
+Measured 2026-12-01 (2 shared cores, release builds, best of 10 rounds of 4,000 calls, three
+runs): the binding adds about 1-2 microseconds per call (argument conversion, the Context,
+releasing and retaking the GIL, the Decision object): `ls -la` 15.2-17.3 us in Rust against
+17.0-18.2 us from Python (ratio 1.05-1.14); a 4 KB heredoc commit 343-413 us against
+335-420 us (ratio 0.97-1.02, within noise).
 """
 
 import subprocess
@@ -14,6 +20,7 @@ import time
 
 import shellgate
 
+ROUNDS = 10
 MESSAGE = "".join(f"line {i:02}: explain the change in some detail here\n" for i in range(64))
 COMMANDS = {
     "short": "ls -la",
@@ -29,10 +36,16 @@ def python_ns(iterations):
     for name, command in COMMANDS.items():
         for _ in range(iterations // 10):
             policy.check(command, cwd="/workspace")
-        started = time.perf_counter_ns()
-        for _ in range(iterations):
-            policy.check(command, cwd="/workspace")
-        out[name] = (time.perf_counter_ns() - started) // iterations
+        # The best of ROUNDS rounds, as the Rust side does: the least noisy on a shared machine.
+        per_round = max(iterations // ROUNDS, 1)
+        best = None
+        for _ in range(ROUNDS):
+            started = time.perf_counter_ns()
+            for _ in range(per_round):
+                policy.check(command, cwd="/workspace")
+            ns = (time.perf_counter_ns() - started) // per_round
+            best = ns if best is None else min(best, ns)
+        out[name] = best
     return out
 
 
