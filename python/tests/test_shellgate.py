@@ -319,6 +319,51 @@ def test_an_executor_calling_its_own_guard_does_not_deadlock(policy, ws):
     assert res["is_error"] and "RuntimeError" in res["content"] and "own executor" in res["content"]
 
 
+def test_one_guard_shared_by_threads_runs_one_call_at_a_time(policy, ws):
+    inside = []
+    overlaps = []
+    lock = threading.Lock()
+
+    def executor(command):
+        with lock:
+            if inside:
+                overlaps.append(command)
+            inside.append(command)
+        time.sleep(0.001)  # let other threads try to get in (the GIL is free here)
+        with lock:
+            inside.remove(command)
+        return command.upper(), 0
+
+    g = shellgate.Guard(policy, cwd=ws, executor=executor)
+    answers = {}
+
+    def work(n):
+        for i in range(20):
+            id = f"t{n}-{i}"
+            answers[id] = g.handle(tool_use(id, f"echo {id}"))
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert not any(t.is_alive() for t in threads), "deadlock"
+    assert overlaps == []
+    assert len(answers) == 80
+    assert all(a["tool_use_id"] == id and a["content"] == f"ECHO {id.upper()}" for id, a in answers.items())
+    g.close()
+
+
+def test_text_that_is_not_unicode_is_an_error_not_a_crash(policy, ws):
+    with pytest.raises(UnicodeEncodeError):
+        policy.check("echo \udcff")
+    g = shellgate.Guard(policy, cwd=ws, executor=Recorder())
+    with pytest.raises(UnicodeEncodeError):
+        g.handle(tool_use("s", "echo \udcff"))
+    with pytest.raises(ValueError):
+        g.handle({"type": "tool_use", "id": "n", "name": "bash", "input": {"command": "echo", "x": float("nan")}})
+
+
 def test_invalid_calls_are_answered_or_refused(policy, ws):
     rec = Recorder()
     g = shellgate.Guard(policy, cwd=ws, executor=rec)
