@@ -598,14 +598,16 @@ impl PyGuard {
                 "Guard.handle called from inside its own executor",
             ));
         }
-        let answer = py.detach(|| {
+        let (answer, pending) = py.detach(|| {
             let mut state = lock(&self.state);
             *lock(&self.busy) = Some(me);
             let answer = state.guard.as_mut().map(|g| g.handle_value(&value));
             *lock(&self.busy) = None;
-            answer
+            // Taken while this call still holds the guard, so that another thread's call
+            // cannot raise this one's error.
+            (answer, lock(&self.pending).take())
         });
-        if let Some(e) = lock(&self.pending).take() {
+        if let Some(e) = pending {
             return Err(e);
         }
         let answer = match answer {
