@@ -686,3 +686,56 @@ fn by_default_output_is_truncated_to_the_model_budget() {
     );
     assert!(r.content.contains("omitted"));
 }
+
+#[test]
+fn handle_value_answers_what_serve_answers() {
+    use shellgate::middleware::{Answer, NOT_A_CALL};
+    let rec = Recorder::default();
+    let mut g = guard(&rec);
+    let block =
+        json!({"type": "tool_use", "id": "a", "name": "bash", "input": {"command": "rm -rf /"}});
+    let Some(Answer::Result(r)) = g.handle_value(&block) else {
+        panic!("a tool_use block gets one result");
+    };
+    assert!(r.is_error && r.tool_use_id == "a");
+    let message = json!({"role": "assistant", "content": [
+        {"type": "text", "text": "hi"},
+        {"type": "tool_use", "id": "b", "name": "bash", "input": {"command": "echo ok"}},
+        {"type": "tool_use", "id": "c", "name": "python", "input": {}},
+    ]});
+    let answer = g.handle_value(&message).expect("a message gets an answer");
+    let Answer::Message(m) = &answer else {
+        panic!("a message gets a user message");
+    };
+    let ids: Vec<&str> = m.content.iter().map(|r| r.tool_use_id.as_str()).collect();
+    assert_eq!(ids, ["b", "c"]);
+    // It serialises as the bare message, as serve writes it.
+    let v = serde_json::to_value(&answer).unwrap();
+    assert_eq!(v["role"], "user");
+    assert_eq!(v["content"][0]["type"], "tool_result");
+    for other in [
+        json!({"role": "assistant"}),
+        json!({"content": "text"}),
+        json!([1]),
+        json!(null),
+    ] {
+        assert!(g.handle_value(&other).is_none(), "{other}");
+    }
+    assert!(NOT_A_CALL.contains("tool_use"));
+    assert_eq!(rec.calls(), ["echo ok"]);
+}
+
+#[test]
+fn the_reference_guard_refuses_a_missing_directory_and_runs_in_its_cwd() {
+    use shellgate::middleware::SetupError;
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing");
+    match Guard::reference(policy(), &missing, Duration::from_secs(5)) {
+        Err(SetupError::NotADirectory(p)) => assert_eq!(p, missing),
+        other => panic!("expected NotADirectory, got {other:?}"),
+    }
+    let mut g = Guard::reference(policy(), dir.path(), Duration::from_secs(5)).unwrap();
+    assert_eq!(g.context().workspace, [dir.path().to_path_buf()]);
+    let r = g.handle(&ToolUse::bash("p", "pwd"));
+    assert_eq!(r.content, format!("{}\n", dir.path().display()));
+}

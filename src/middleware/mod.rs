@@ -471,6 +471,86 @@ pub struct Call {
     pub outcome: Outcome,
 }
 
+/// What [`Guard::handle_value`] answers: a `tool_result` block, or a user message of them.
+/// It serialises as the bare block or message.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(untagged)]
+pub enum Answer {
+    /// The answer to one `tool_use` block.
+    Result(ToolResult),
+    /// The answer to a message's `content`: one result per `tool_use`, in order.
+    Message(UserMessage),
+}
+
+/// Why a value got no [`Answer`] from [`Guard::handle_value`].
+pub const NOT_A_CALL: &str = "expected a tool_use block or a message with a content array";
+
+/// Why the reference guard ([`Guard::reference`]) could not be set up.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SetupError {
+    /// A relative working directory was given and the current one cannot be read.
+    #[error("cannot read the current directory: {0}")]
+    CurrentDir(#[source] std::io::Error),
+    /// The working directory is not a directory.
+    #[error("{}: not a directory", .0.display())]
+    NotADirectory(PathBuf),
+    /// The policy's `[redact]` table is invalid.
+    #[error("the policy's [redact] table: {0}")]
+    Redact(#[source] RedactError),
+    /// The bash session could not be started.
+    #[error("{0}")]
+    Session(#[source] ExecError),
+    /// The caller's own configuration of the session failed ([`Guard::reference_with`]).
+    #[error("{0}")]
+    Configure(String),
+}
+
+impl Guard<BashSession> {
+    /// The guard `policy-check serve` and `run` use: a [`BashSession`] started in `cwd`
+    /// (relative to the current directory) with `timeout` per command, the session's output
+    /// redacted as it streams and then filtered by the policy's own `[redact]` rules
+    /// ([`RedactThenTruncate::for_policy`]), evaluated with `cwd` as the workspace.
+    pub fn reference(
+        policy: impl Into<Arc<Policy>>,
+        cwd: &Path,
+        timeout: Duration,
+    ) -> Result<Guard<BashSession>, SetupError> {
+        Guard::reference_with(policy, cwd, timeout, |config, _| Ok(config))
+    }
+
+    /// [`Guard::reference`], with `configure` adjusting the session's configuration and the
+    /// evaluation context before the session starts (serve's sandbox launcher, limits and
+    /// background-job handling).
+    pub fn reference_with(
+        policy: impl Into<Arc<Policy>>,
+        cwd: &Path,
+        timeout: Duration,
+        configure: impl FnOnce(SessionConfig, &mut Context) -> Result<SessionConfig, String>,
+    ) -> Result<Guard<BashSession>, SetupError> {
+        let policy = policy.into();
+        let cwd = if cwd.is_absolute() {
+            cwd.to_path_buf()
+        } else {
+            std::env::current_dir()
+                .map_err(SetupError::CurrentDir)?
+                .join(cwd)
+        };
+        if !cwd.is_dir() {
+            return Err(SetupError::NotADirectory(cwd));
+        }
+        let filter = RedactThenTruncate::for_policy(&policy, TruncateConfig::default())
+            .map_err(SetupError::Redact)?;
+        let mut ctx = Context::new(&cwd);
+        let config = SessionConfig::new(&cwd)
+            .timeout(timeout)
+            .redaction(filter.stream_redaction());
+        let config = configure(config, &mut ctx).map_err(SetupError::Configure)?;
+        let session = BashSession::new(config).map_err(SetupError::Session)?;
+        Ok(Guard::new(policy, ctx, session).with_filter(filter))
+    }
+}
+
 /// Checks each call against a policy before the executor runs it; see the [module
 /// docs](self).
 pub struct Guard<E> {
@@ -592,6 +672,21 @@ impl<E: Executor> Guard<E> {
             .map(|b| self.handle_json(b))
             .collect();
         UserMessage::new(results)
+    }
+
+    /// Answer what `policy-check serve` answers, from one JSON value: a `tool_use` block gets
+    /// its `tool_result` ([`handle_json`](Guard::handle_json)); an object with a `content`
+    /// array (an assistant message, a whole API response) gets one user message answering each
+    /// `tool_use` in it ([`handle_turn`](Guard::handle_turn)). Anything else is `None`: it is
+    /// not a call ([`NOT_A_CALL`] says so), and nothing ran.
+    pub fn handle_value(&mut self, value: &Value) -> Option<Answer> {
+        if value.get("type").and_then(Value::as_str) == Some("tool_use") {
+            return Some(Answer::Result(self.handle_json(value)));
+        }
+        match value.get("content") {
+            Some(Value::Array(blocks)) => Some(Answer::Message(self.handle_turn(blocks))),
+            _ => None,
+        }
     }
 
     /// Answer one `tool_use` block, with its [`Outcome`].

@@ -37,11 +37,9 @@ use serde_json::Value;
 use shellgate::evaluate::SandboxState;
 use shellgate::middleware::sandbox::{self, SandboxSpec};
 use shellgate::middleware::{
-    contain, ApprovalRequest, AuditLog, BashSession, Guard, Launcher, Outcome, RedactThenTruncate,
-    SessionConfig,
+    contain, ApprovalRequest, AuditLog, BashSession, Guard, Launcher, Outcome, NOT_A_CALL,
 };
-use shellgate::truncate::TruncateConfig;
-use shellgate::{Context, Policy};
+use shellgate::Policy;
 
 use crate::approve::{approval_response, Ask, Event, LineApprover, Lines};
 
@@ -99,36 +97,22 @@ fn guard(
     timeout: Duration,
     args: &SessionArgs,
 ) -> Result<Guard<BashSession>, String> {
-    let cwd = if cwd.is_absolute() {
-        cwd.to_path_buf()
-    } else {
-        std::env::current_dir()
-            .map_err(|e| format!("cannot read the current directory: {e}"))?
-            .join(cwd)
-    };
-    if !cwd.is_dir() {
-        return Err(format!("{}: not a directory", cwd.display()));
-    }
-    let filter = RedactThenTruncate::for_policy(policy, TruncateConfig::default())
-        .map_err(|e| format!("the policy's [redact] table: {e}"))?;
-    let mut ctx = Context::new(&cwd);
-    let mut config = SessionConfig::new(&cwd)
-        .timeout(timeout)
-        .redaction(filter.stream_redaction())
-        .keep_background(args.keep_background);
-    if args.no_sandbox {
-        ctx.sandbox = SandboxState::Off;
-    } else {
-        ctx.sandbox = sandbox::state_for(policy);
-        let mut spec = SandboxSpec::from_policy(policy, &ctx);
-        spec.landlock = ctx.sandbox == SandboxState::Enforced;
-        args.limits.apply(&mut spec);
-        let program =
-            std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
-        config = config.launcher(Launcher { program, spec });
-    }
-    let session = BashSession::new(config).map_err(|e| e.to_string())?;
-    Ok(Guard::new(policy.clone(), ctx, session).with_filter(filter))
+    Guard::reference_with(policy.clone(), cwd, timeout, |config, ctx| {
+        let mut config = config.keep_background(args.keep_background);
+        if args.no_sandbox {
+            ctx.sandbox = SandboxState::Off;
+        } else {
+            ctx.sandbox = sandbox::state_for(policy);
+            let mut spec = SandboxSpec::from_policy(policy, ctx);
+            spec.landlock = ctx.sandbox == SandboxState::Enforced;
+            args.limits.apply(&mut spec);
+            let program =
+                std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
+            config = config.launcher(Launcher { program, spec });
+        }
+        Ok(config)
+    })
+    .map_err(|e| e.to_string())
 }
 
 /// `policy-check serve`: JSON lines in, one JSON line out per line in (and, with
@@ -220,12 +204,9 @@ fn answer(guard: &mut Guard<BashSession>, line: &[u8]) -> serde_json::Result<Str
         Ok(v) => v,
         Err(e) => return error(&format!("malformed JSON: {e}")),
     };
-    if value.get("type").and_then(Value::as_str) == Some("tool_use") {
-        return serde_json::to_string(&guard.handle_json(&value));
-    }
-    match value.get("content") {
-        Some(Value::Array(blocks)) => serde_json::to_string(&guard.handle_turn(blocks)),
-        _ => error("expected a tool_use block or a message with a content array"),
+    match guard.handle_value(&value) {
+        Some(answer) => serde_json::to_string(&answer),
+        None => error(NOT_A_CALL),
     }
 }
 

@@ -1,0 +1,131 @@
+"""Type stubs for the native extension (shellgate._shellgate)."""
+
+import os
+from typing import Any, Callable, Iterable, Literal, Optional, Tuple, Union, overload
+
+__version__: str
+
+StrPath = Union[str, "os.PathLike[str]"]
+Verdict = Literal["allow", "ask", "deny"]
+ToolResult = dict[str, Any]
+"""``{"type": "tool_result", "tool_use_id": str, "content": str, "is_error": bool}``"""
+UserMessage = dict[str, Any]
+"""``{"role": "user", "content": [ToolResult, ...]}``"""
+Executor = Callable[[str], Tuple[Union[str, bytes], Optional[int]]]
+"""Runs one command: returns (output, exit_status); exit_status None means killed by a signal.
+Raising TimeoutError or subprocess.TimeoutExpired answers the timeout result (with its
+``output``, if any); any other Exception is an is_error result naming it; a BaseException that is
+not an Exception (KeyboardInterrupt) and a malformed return value are raised from Guard.handle.
+An executor object with a ``cwd`` attribute (an absolute path) tells the guard where the next
+command runs, so that relative paths are checked against it."""
+
+class Diagnostic:
+    """One problem in a policy file."""
+
+    @property
+    def code(self) -> str: ...
+    @property
+    def message(self) -> str: ...
+    @property
+    def file(self) -> str: ...
+    @property
+    def line(self) -> int: ...
+    @property
+    def column(self) -> int: ...
+
+class PolicyError(Exception):
+    """A policy could not be loaded; ``diagnostics`` lists every problem found."""
+
+    diagnostics: list[Diagnostic]
+
+class Reason:
+    """One finding: why (part of) a command is not simply allowed."""
+
+    @property
+    def code(self) -> str: ...
+    @property
+    def verdict(self) -> Verdict: ...
+    @property
+    def message(self) -> str: ...
+    @property
+    def rule(self) -> Optional[str]:
+        """The dotted name of the rule responsible, such as ``programs.find.deny_options``."""
+    @property
+    def rule_location(self) -> Optional[str]:
+        """Where that rule is written: ``file:line:col``."""
+    @property
+    def span(self) -> Tuple[int, int]:
+        """(start, end) UTF-8 byte offsets into the command."""
+
+class Decision:
+    """The outcome of checking one command."""
+
+    @property
+    def verdict(self) -> Verdict: ...
+    @property
+    def allowed(self) -> bool: ...
+    @property
+    def command(self) -> str: ...
+    @property
+    def reasons(self) -> list[Reason]: ...
+    def explain(self) -> str:
+        """The text of ``policy-check explain``."""
+    def for_model(self) -> str:
+        """What the model is told when the command is refused (empty when allowed)."""
+    def to_json(self) -> str:
+        """The decision as ``policy-check check --format json`` prints it."""
+    def __bool__(self) -> bool: ...
+
+class Policy:
+    """A compiled policy: a shipped name (``"read-only"``, ``"developer"``) or a TOML file.
+    Immutable and safe to share across threads."""
+
+    def __init__(self, name_or_path: StrPath) -> None: ...
+    @staticmethod
+    def from_toml(text: str, origin: str = "<string>") -> Policy: ...
+    @property
+    def name(self) -> str: ...
+    def check(
+        self,
+        command: str,
+        cwd: StrPath = ".",
+        workspace: Union[StrPath, Iterable[StrPath], None] = None,
+    ) -> Decision: ...
+
+@overload
+def redact(text: str) -> str: ...
+@overload
+def redact(text: bytes) -> bytes: ...
+def truncate(text: Union[str, bytes], max_bytes: int = 30000, max_lines: int = 400) -> str: ...
+
+class Redactor:
+    """Streaming redaction of chunks (a secret split across chunks is still redacted)."""
+
+    def __init__(self) -> None: ...
+    def feed(self, chunk: Union[str, bytes]) -> bytes: ...
+    def finish(self) -> bytes: ...
+
+class Guard:
+    """Checks each bash ``tool_use`` against a policy, runs what is allowed, and answers as
+    ``policy-check serve`` does. Without ``executor``, commands run in the reference bash
+    session (one persistent bash process in ``cwd``, killed with its process group on close)."""
+
+    def __init__(
+        self,
+        policy: Union[Policy, StrPath],
+        cwd: StrPath = ".",
+        timeout: float = 30.0,
+        executor: Optional[Executor] = None,
+    ) -> None: ...
+    def handle(self, obj: Any) -> dict[str, Any]:
+        """A ``tool_use`` block gives its ``tool_result`` dict; an assistant message, an API
+        response (a dict with a ``content`` list, an object with ``.model_dump()`` or a
+        ``content`` attribute) gives the user message dict answering each ``tool_use``.
+        Anything else raises ValueError."""
+    @property
+    def cwd(self) -> str: ...
+    @property
+    def closed(self) -> bool: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> Guard: ...
+    def __exit__(self, *args: object) -> bool: ...
