@@ -975,10 +975,54 @@ fn glob_may_shift(rule: &ProgramRule, w: &Word) -> bool {
             short_letters.push(c);
         }
     }
-    match last_char(&pattern) {
+    let ends_in_value_option = match last_char(&pattern) {
         LastChar::Any => !short_letters.is_empty(),
         LastChar::Is(c) => short_letters.contains(&c),
+    };
+    // Every match ends with the pattern's literal tail (`.md` of `*.md`). Where the rule names
+    // every option the program has, a cluster can only take the next word if each character
+    // before its last is an option without a value: `-x.md` is no cluster of grep's (`.` is
+    // no option letter, and getopt stops there with an error).
+    if ends_in_value_option && rule.options_complete {
+        let tail = literal_tail(&pattern);
+        let chars: Vec<char> = tail.chars().collect();
+        if chars.len() >= 2 {
+            let flag = |c: char| {
+                let o = format!("-{c}");
+                !rule.options_with_value.contains(&o)
+                    && (rule.allow_options.as_ref().is_some_and(|a| a.contains(&o))
+                        || rule.deny_options.contains(&o)
+                        || rule.flags.contains(&o))
+            };
+            if !chars[..chars.len() - 1].iter().all(|&c| flag(c)) {
+                return false;
+            }
+        }
     }
+    ends_in_value_option
+}
+
+/// The literal characters at the end of a glob pattern, after its last metacharacter
+/// (escapes removed).
+fn literal_tail(pattern: &str) -> String {
+    let chars: Vec<char> = pattern.chars().collect();
+    let mut out = Vec::new();
+    let mut i = chars.len();
+    while i > 0 {
+        let c = chars[i - 1];
+        let escaped = i >= 2 && chars[i - 2] == '\\';
+        if escaped {
+            out.push(c);
+            i -= 2;
+        } else if matches!(c, '*' | '?' | ']' | '[' | '\\') {
+            break;
+        } else {
+            out.push(c);
+            i -= 1;
+        }
+    }
+    out.reverse();
+    out.into_iter().collect()
 }
 
 /// What the last character of a glob's matches can be.
