@@ -1223,6 +1223,9 @@ fn globs_are_harmless_for_programs_whose_options_cannot_do_harm() {
         read_only(),
         &[
             "grep -n foo *.rs",
+            // `.md`: a match like `-x.md` is no cluster of grep's (`.` is no option letter),
+            // so the final `d` cannot be `-d` taking the next word.
+            "grep -n foo *.md",
             "cat *.md",
             "head -n 3 *.txt",
             "ls -la *.rs",
@@ -1239,6 +1242,8 @@ fn globs_are_harmless_for_programs_whose_options_cannot_do_harm() {
             ("cut -*-d", "dynamic-argument"),
             ("cut -f1 -s* a.txt", "dynamic-argument"),
             ("grep x --m*", "dynamic-argument"),
+            ("grep x *-d", "dynamic-argument"),
+            ("grep x *d", "dynamic-argument"),
             ("grep foo ?? /etc/passwd", "*"),
             ("sort *.txt", "dynamic-argument"),
             ("wc -l *.rs", "dynamic-argument"),
