@@ -467,6 +467,7 @@ impl PyExecutor {
                 after: self.timeout,
                 output,
                 restarted: false,
+                gap: None,
             };
         }
         let text = value
