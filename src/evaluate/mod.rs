@@ -259,29 +259,26 @@ impl<'a> Eval<'a> {
     }
 
     fn top(&mut self, command: &str) {
-        // Nothing to run (an empty or blank command, or only comments): the model sent no
-        // command, and should be told so rather than get an empty success.
-        if shell::parse(command).is_ok_and(|s| s.commands.is_empty()) {
-            self.reason(
-                "empty-command",
-                Verdict::Deny,
-                None,
-                "the command is empty: there is nothing to run".into(),
-                Span::new(0, command.len()),
-            );
-            return;
-        }
-        self.parse_and_check(command, "the command cannot be checked");
+        self.parse_and_check(command, "the command cannot be checked", true);
     }
 
-    /// Parse `text` under the policy's limits and check it; a parse error is a denial.
-    fn parse_and_check(&mut self, text: &str, what: &str) {
+    /// Parse `text` under the policy's limits and check it; a parse error is a denial. At the
+    /// top, nothing to run (an empty or blank command, or only comments) is refused too: the
+    /// model sent no command, and should be told so rather than get an empty success.
+    fn parse_and_check(&mut self, text: &str, what: &str, top: bool) {
         let limits = shell::Limits {
             max_bytes: self.policy.limits.max_bytes,
             max_depth: self.policy.limits.max_depth,
             ..shell::Limits::default()
         };
         match shell::parse_with(text, &limits) {
+            Ok(script) if top && script.commands.is_empty() => self.reason(
+                "empty-command",
+                Verdict::Deny,
+                None,
+                "the command is empty: there is nothing to run".into(),
+                Span::new(0, text.len()),
+            ),
             Ok(script) => self.script(&script),
             Err(e) => self.reason(
                 e.kind.code(),
@@ -314,7 +311,7 @@ impl<'a> Eval<'a> {
             _ => SpanMap::Collapse(self.span(span)),
         };
         self.nesting += 1;
-        self.parse_and_check(text, "the nested command cannot be checked");
+        self.parse_and_check(text, "the nested command cannot be checked", false);
         self.nesting -= 1;
         self.map = saved;
     }
