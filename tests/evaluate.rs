@@ -1229,6 +1229,7 @@ fn globs_are_harmless_for_programs_whose_options_cannot_do_harm() {
             "cat *.md",
             "head -n 3 *.txt",
             "ls -la *.rs",
+            "tail -n 3 ./*.md",
         ],
     );
     // A match that is exactly `--` or a value-taking option (`-e`) would still shift the
@@ -1243,6 +1244,16 @@ fn globs_are_harmless_for_programs_whose_options_cannot_do_harm() {
             ("cut -f1 -s* a.txt", "dynamic-argument"),
             ("grep x --m*", "dynamic-argument"),
             ("grep x *-d", "dynamic-argument"),
+            // Found by the second argv campaign: a match like `-fx` supplies grep's pattern,
+            // and the word read as the pattern becomes a file to read.
+            (
+                "grep $PWD\"$(printf %s a.txt)\" *=sh -f-*-n",
+                "path-unresolved",
+            ),
+            // tail refuses -f (it never returns): a glob that begins `-f` is one.
+            ("tail -f*=sh", "dynamic-argument"),
+            ("tail -f-c*.txt", "dynamic-argument"),
+            ("tail -S[-]*-f", "dynamic-argument"),
             ("grep x *d", "dynamic-argument"),
             ("grep foo ?? /etc/passwd", "*"),
             ("sort *.txt", "dynamic-argument"),

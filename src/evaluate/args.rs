@@ -322,6 +322,14 @@ impl Eval<'_> {
         {
             spec.head.remove(0);
         }
+        // A glob match named like `-fx` or `-efoo` would supply the pattern itself, and the
+        // word read as the pattern would be a file to read (found by the argv campaign:
+        // `grep "$(..)" -f-*`): that word is checked as a path too.
+        let pattern_may_move = !p.pattern_given
+            && !rule.pattern_options.is_empty()
+            && p.many
+                .iter()
+                .any(|&i| p.operands[i].fields(&known).may_be_option(plus_options));
         let mut cd_target: Option<(Span, Option<Vec<Option<PathBuf>>>)> = None;
         let mut path_operands = 0;
         for (idx, w) in p.operands.iter().enumerate() {
@@ -367,6 +375,9 @@ impl Eval<'_> {
                 } else if let Some(repeat) = spec.repeat {
                     kind = repeat;
                 }
+            }
+            if idx == 0 && pattern_may_move && kind == ArgKind::Pattern {
+                self.value(rule, ArgKind::PathRead, Value::Word(w));
             }
             if matches!(kind, ArgKind::PathRead | ArgKind::PathWrite) {
                 path_operands += 1;
@@ -803,7 +814,11 @@ impl Eval<'_> {
         // that is `--` or exactly a value-taking option changes anything.
         // Only a match that is `--` or exactly a value-taking option shifts the later words.
         if let Fields::Many { split: false, .. } = fields {
-            let harmless = rule.harmless_options || !options_restricted(rule);
+            // A program with refused options is never harmless: a match could be one.
+            let harmless = (rule.harmless_options
+                && rule.deny_options.is_empty()
+                && rule.ask_options.is_empty())
+                || !options_restricted(rule);
             if harmless && !glob_may_shift(rule, w) {
                 return;
             }
