@@ -872,7 +872,7 @@ fn fidelity_check(sb: &Sandbox, ctx: &Context, policy: &Policy, cmd: &str) -> Re
         }
         let plain = quoted_command(argv);
         let d = policy.evaluate(ctx, &plain);
-        if !d.is_allowed() {
+        if !d.is_allowed() && !refused_before_work(sb, argv, &d) {
             return Err(format!(
                 "[{}] {cmd:?} is allowed, but bash ran {argv:?}, which is not: {:?}",
                 policy.name,
@@ -884,6 +884,50 @@ fn fidelity_check(sb: &Sandbox, ctx: &Context, policy: &Policy, cmd: &str) -> Re
         }
     }
     Ok(true)
+}
+
+/// Whether `argv`, refused written plainly only for options the policy does not know
+/// (`option-not-allowed`), is refused by the real program before it does anything: GNU
+/// getopt reads every option before the work starts, so `cat --pre=sh` (what `cat *=sh`
+/// runs in a directory holding a file `--pre=sh`) prints "unrecognized option" and exits.
+/// Such an argv runs nothing, so it is no wrong allow. The real program runs in a scratch
+/// copy of the workspace with no input, so that a program that does accept the argv (a
+/// finding) changes nothing the campaign reads.
+fn refused_before_work(sb: &Sandbox, argv: &[String], d: &shellgate::Decision) -> bool {
+    if d.reasons.is_empty() || d.reasons.iter().any(|r| r.code != "option-not-allowed") {
+        return false;
+    }
+    let Some(real) = argv.first().and_then(|p| {
+        ["/usr/bin", "/bin"]
+            .iter()
+            .map(|d| std::path::Path::new(d).join(p))
+            .find(|c| c.is_file())
+    }) else {
+        return false;
+    };
+    let scratch = tempfile::tempdir().expect("scratch dir");
+    for entry in std::fs::read_dir(&sb.ws).unwrap().flatten() {
+        if entry.file_type().map(|t| t.is_file()).unwrap_or(false) {
+            let _ = std::fs::copy(entry.path(), scratch.path().join(entry.file_name()));
+        }
+    }
+    let Ok(out) = std::process::Command::new("/usr/bin/timeout")
+        .arg("10")
+        .arg(&real)
+        .args(&argv[1..])
+        .current_dir(scratch.path())
+        .env_clear()
+        .env("PATH", "/nonexistent")
+        .env("LANG", "C.UTF-8")
+        .stdin(std::process::Stdio::null())
+        .output()
+    else {
+        return false;
+    };
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    !out.status.success()
+        && out.stdout.is_empty()
+        && (stderr.contains("unrecognized option") || stderr.contains("invalid option"))
 }
 
 fn shipped_policies() -> [Policy; 2] {
@@ -944,6 +988,61 @@ fn every_argv_bash_runs_for_an_allowed_command_is_allowed_as_plain_words() {
     assert!(findings.is_empty(), "{}", findings.join("\n"));
     if let Err(e) = result {
         panic!("{e}");
+    }
+}
+
+/// The campaign's one exemption is exact: an argv counts as refused before work only when
+/// the real program says so, and not when it accepts the option the policy does not list.
+#[test]
+fn an_unknown_option_counts_as_harmless_only_when_the_real_program_rejects_it() {
+    let policies = shipped_policies();
+    let (sb, ctx) = fidelity_sandbox();
+    for policy in &policies {
+        // `cat *=sh` matches files named like options: bash runs `cat --compress-program=sh
+        // --pre=sh`, which cat rejects.
+        assert!(
+            policy.evaluate(&ctx, "cat *=sh").is_allowed(),
+            "[{}]",
+            policy.name
+        );
+        let run = sb.run("cat *=sh", TIMEOUT);
+        assert_eq!(
+            run.executed,
+            vec![vec![
+                "cat".to_string(),
+                "--compress-program=sh".into(),
+                "--pre=sh".into()
+            ]]
+        );
+        let d = policy.evaluate(&ctx, &quoted_command(&run.executed[0]));
+        assert!(!d.is_allowed());
+        assert!(
+            refused_before_work(&sb, &run.executed[0], &d),
+            "[{}]",
+            policy.name
+        );
+        // `head -e` is no option of GNU head either.
+        let argv: Vec<String> = ["head", "-e", "a.txt"].map(String::from).to_vec();
+        let d = policy.evaluate(&ctx, &quoted_command(&argv));
+        assert!(
+            refused_before_work(&sb, &argv, &d),
+            "[{}] {:?}",
+            policy.name,
+            d.reasons
+        );
+        // An option the real program has is not exempt, whatever the policy said of it: the
+        // program would run (the reasons of `head -e` stand in for a policy that omits `-A`).
+        let accepted: Vec<String> = ["cat", "-A", "a.txt"].map(String::from).to_vec();
+        assert!(
+            !refused_before_work(&sb, &accepted, &d),
+            "[{}]",
+            policy.name
+        );
+        // Nor is an argv refused for anything but an unknown option.
+        let argv: Vec<String> = ["cat", "/etc/shadow"].map(String::from).to_vec();
+        let d = policy.evaluate(&ctx, &quoted_command(&argv));
+        assert!(!d.is_allowed());
+        assert!(!refused_before_work(&sb, &argv, &d), "[{}]", policy.name);
     }
 }
 
