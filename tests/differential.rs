@@ -887,12 +887,24 @@ fn fidelity_check(sb: &Sandbox, ctx: &Context, policy: &Policy, cmd: &str) -> Re
 }
 
 /// Whether `argv`, refused written plainly only for options the policy does not know
-/// (`option-not-allowed`), is refused by the real program before it does anything: GNU
-/// getopt reads every option before the work starts, so `cat --pre=sh` (what `cat *=sh`
+/// (`option-not-allowed`), is refused by the real program before it does anything (it exits
+/// with one of [`USAGE_ERRORS`] and prints nothing): GNU getopt reads every option before
+/// the work starts, so `cat --pre=sh` (what `cat *=sh`
 /// runs in a directory holding a file `--pre=sh`) prints "unrecognized option" and exits.
 /// Such an argv runs nothing, so it is no wrong allow. The real program runs in a scratch
 /// copy of the workspace with no input, so that a program that does accept the argv (a
 /// finding) changes nothing the campaign reads.
+/// What GNU programs print when they refuse their command line while reading options, before
+/// any work: getopt's own errors, and an option value that does not parse (`head -name` is
+/// `-n ame`, "invalid number of lines").
+const USAGE_ERRORS: &[&str] = &[
+    "unrecognized option",
+    "invalid option",
+    "option requires an argument",
+    "invalid number",
+    "invalid argument",
+];
+
 fn refused_before_work(sb: &Sandbox, argv: &[String], d: &shellgate::Decision) -> bool {
     if d.reasons.is_empty() || d.reasons.iter().any(|r| r.code != "option-not-allowed") {
         return false;
@@ -927,7 +939,7 @@ fn refused_before_work(sb: &Sandbox, argv: &[String], d: &shellgate::Decision) -
     let stderr = String::from_utf8_lossy(&out.stderr);
     !out.status.success()
         && out.stdout.is_empty()
-        && (stderr.contains("unrecognized option") || stderr.contains("invalid option"))
+        && USAGE_ERRORS.iter().any(|e| stderr.contains(e))
 }
 
 fn shipped_policies() -> [Policy; 2] {
@@ -1023,6 +1035,16 @@ fn an_unknown_option_counts_as_harmless_only_when_the_real_program_rejects_it() 
         );
         // `head -e` is no option of GNU head either.
         let argv: Vec<String> = ["head", "-e", "a.txt"].map(String::from).to_vec();
+        let d = policy.evaluate(&ctx, &quoted_command(&argv));
+        assert!(
+            refused_before_work(&sb, &argv, &d),
+            "[{}] {:?}",
+            policy.name,
+            d.reasons
+        );
+        // An unmatched glob is passed on as written: `head -name -e*.txt` runs `head -n ame
+        // -e*.txt`, and head stops at the number.
+        let argv: Vec<String> = ["head", "-name", "-e*.txt"].map(String::from).to_vec();
         let d = policy.evaluate(&ctx, &quoted_command(&argv));
         assert!(
             refused_before_work(&sb, &argv, &d),
