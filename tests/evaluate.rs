@@ -3,7 +3,7 @@
 
 use std::sync::OnceLock;
 
-mod common;
+use crate::common;
 
 use shellgate::{Context, Decision, Policy, Verdict};
 

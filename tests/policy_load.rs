@@ -2,7 +2,7 @@
 
 use std::fs;
 
-mod common;
+use crate::common;
 use common::on_small_stack;
 
 use shellgate::{Policy, PolicyError};

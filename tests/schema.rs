@@ -2,7 +2,7 @@
 //! it after changing `src/policy/raw.rs`:
 //!
 //! ```sh
-//! SHELLGATE_UPDATE_SCHEMA=1 cargo test --test schema
+//! SHELLGATE_UPDATE_SCHEMA=1 cargo test --test integration schema::
 //! ```
 
 use std::path::PathBuf;
@@ -23,7 +23,7 @@ fn committed_schema_is_up_to_date() {
     let committed = std::fs::read_to_string(schema_path()).unwrap_or_default();
     assert!(
         committed == fresh,
-        "policy.schema.json is stale: run `SHELLGATE_UPDATE_SCHEMA=1 cargo test --test schema` and commit it"
+        "policy.schema.json is stale: run `SHELLGATE_UPDATE_SCHEMA=1 cargo test --test integration schema::` and commit it"
     );
 }
 

@@ -352,7 +352,7 @@ fn parent_secrets_are_not_inherited() {
     let status = std::process::Command::new(exe)
         .args([
             "--exact",
-            "parent_secrets_are_not_inherited",
+            "session::parent_secrets_are_not_inherited",
             "--test-threads=1",
         ])
         .env("SHELLGATE_TEST_CHILD", "1")

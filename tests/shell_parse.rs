@@ -1,6 +1,6 @@
 //! Integration tests of the shell front-end: what commands the IR says would run.
 
-mod common;
+use crate::common;
 
 use common::argv_of;
 use shellgate::shell::{parse, parse_with, Limits, ParseErrorKind, Script};
