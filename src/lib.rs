@@ -25,6 +25,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod codes;
 pub mod evaluate;
 pub mod middleware;
 pub mod policy;

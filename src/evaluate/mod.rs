@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::codes::ReasonCode;
 use crate::policy::{Policy, RuleRef, Setting, Verdict};
 use crate::shell::{
     self, Arithmetic, Assignment, Command, Join, Param, Redirect, RedirectOp, Script,
@@ -89,6 +90,10 @@ fn absolute(p: &Path) -> PathBuf {
 }
 
 /// One finding: why (part of) a command is not simply allowed.
+///
+/// Its JSON form is the one every output uses (`check --format json`, the approval channel,
+/// the Python package's `to_json`): `{"code", "verdict", "rule", "message", "span"}`, with
+/// `rule` as `name (file:line:col)` or null and `span` as `[start, end]`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Reason {
     /// Stable kebab-case code, such as `program-not-allowed` (see the README for the list).
@@ -96,13 +101,17 @@ pub struct Reason {
     /// What this finding alone decides.
     pub verdict: Verdict,
     /// The policy rule responsible, when one is.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(serialize_with = "rule_text")]
     pub rule: Option<RuleRef>,
     /// A short explanation the model can act on.
     pub message: String,
     /// The bytes of the command it is about.
     #[serde(serialize_with = "span_pair")]
     pub span: Span,
+}
+
+fn rule_text<S: serde::Serializer>(rule: &Option<RuleRef>, s: S) -> Result<S::Ok, S::Error> {
+    rule.as_ref().map(RuleRef::to_string).serialize(s)
 }
 
 fn span_pair<S: serde::Serializer>(span: &Span, s: S) -> Result<S::Ok, S::Error> {
@@ -145,7 +154,7 @@ pub fn evaluate(policy: &Policy, ctx: &Context, command: &str) -> Decision {
     run.unwrap_or_else(|_| Decision {
         verdict: Verdict::Deny,
         reasons: vec![Reason {
-            code: "internal-error",
+            code: ReasonCode::InternalError.as_str(),
             verdict: Verdict::Deny,
             rule: None,
             message: "shellgate failed while checking this command; it is refused".into(),
@@ -235,7 +244,7 @@ impl<'a> Eval<'a> {
 
     fn reason(
         &mut self,
-        code: &'static str,
+        code: ReasonCode,
         verdict: Verdict,
         rule: Option<&RuleRef>,
         message: String,
@@ -246,7 +255,7 @@ impl<'a> Eval<'a> {
         }
         let span = self.span(span);
         self.reasons.push(Reason {
-            code,
+            code: code.as_str(),
             verdict,
             rule: rule.cloned(),
             message,
@@ -254,7 +263,7 @@ impl<'a> Eval<'a> {
         });
     }
 
-    fn setting(&mut self, code: &'static str, setting: &Setting, message: String, span: Span) {
+    fn setting(&mut self, code: ReasonCode, setting: &Setting, message: String, span: Span) {
         self.reason(code, setting.verdict, Some(&setting.rule), message, span);
     }
 
@@ -273,7 +282,7 @@ impl<'a> Eval<'a> {
         };
         match shell::parse_with(text, &limits) {
             Ok(script) if top && script.commands.is_empty() => self.reason(
-                "empty-command",
+                ReasonCode::EmptyCommand,
                 Verdict::Deny,
                 None,
                 "the command is empty: there is nothing to run".into(),
@@ -281,7 +290,7 @@ impl<'a> Eval<'a> {
             ),
             Ok(script) => self.script(&script),
             Err(e) => self.reason(
-                e.kind.code(),
+                e.kind.reason_code(),
                 Verdict::Deny,
                 None,
                 format!("{what}: {}", e.message),
@@ -294,7 +303,7 @@ impl<'a> Eval<'a> {
     fn payload(&mut self, text: &str, span: Span, offset: Option<usize>) {
         if self.nesting >= self.policy.limits.max_nesting {
             self.reason(
-                "nesting-limit",
+                ReasonCode::NestingLimit,
                 Verdict::Deny,
                 None,
                 format!(
@@ -422,7 +431,7 @@ impl<'a> Eval<'a> {
             Command::Function(f) => {
                 let s = self.policy.shell.functions.clone();
                 self.setting(
-                    "function-definition",
+                    ReasonCode::FunctionDefinition,
                     &s,
                     format!(
                         "defines the function `{}`, which changes what later commands mean",
@@ -504,7 +513,7 @@ impl<'a> Eval<'a> {
             self.cwds.len() != before.len() || self.cwds.iter().any(|d| !before.contains(d));
         if looping && moved {
             self.reason(
-                "cd-in-loop",
+                ReasonCode::CdInLoop,
                 Verdict::Deny,
                 None,
                 "a `cd` in a loop goes further on every pass, so the directory later commands run in depends on how often it runs; put the loop body in a subshell `( ... )`".to_string(),
@@ -520,7 +529,7 @@ impl<'a> Eval<'a> {
         if background || coproc {
             let s = self.policy.shell.background.clone();
             self.setting(
-                "background",
+                ReasonCode::Background,
                 &s,
                 "runs a command in the background".into(),
                 span,
@@ -535,7 +544,7 @@ impl<'a> Eval<'a> {
         self.commands += 1;
         if self.commands == self.policy.limits.max_commands + 1 {
             self.reason(
-                "command-limit",
+                ReasonCode::CommandLimit,
                 Verdict::Deny,
                 None,
                 format!(
@@ -602,7 +611,7 @@ impl<'a> Eval<'a> {
             WordPart::CommandSubst(s) | WordPart::ProcessSubst { script: s, .. } => {
                 if let Some(setting) = self.policy.shell.substitutions.clone() {
                     self.setting(
-                        "substitution",
+                        ReasonCode::Substitution,
                         &setting,
                         "a command substitution".into(),
                         s.span,
@@ -628,7 +637,7 @@ impl<'a> Eval<'a> {
         if p.indirect || risky_op {
             let s = self.policy.shell.indirect_expansion.clone();
             self.setting(
-                "indirect-expansion",
+                ReasonCode::IndirectExpansion,
                 &s,
                 format!("`{}` expands a value chosen at run time (indirection or prompt expansion can run code)", p.name),
                 p.span,
@@ -654,7 +663,7 @@ impl<'a> Eval<'a> {
         if !vars.is_empty() {
             let s = self.policy.shell.arithmetic_variables.clone();
             self.setting(
-                "arithmetic-variable",
+                ReasonCode::ArithmeticVariable,
                 &s,
                 format!(
                     "arithmetic reads `{}`, whose value bash evaluates as an expression (a value like `a[$(cmd)]` runs cmd)",
@@ -709,7 +718,7 @@ impl<'a> Eval<'a> {
     fn subscript_arithmetic(&mut self, span: Span) {
         let s = self.policy.shell.arithmetic_variables.clone();
         self.setting(
-            "arithmetic-variable",
+            ReasonCode::ArithmeticVariable,
             &s,
             "an array subscript that is not a plain number is evaluated as arithmetic (it can run commands)".into(),
             span,
@@ -729,13 +738,13 @@ impl<'a> Eval<'a> {
         };
         if let Some(p) = env.deny.iter().find(|p| p.glob.is_match(name)) {
             let (m, r) = (message("is denied"), p.rule.clone());
-            self.reason("env-denied", Verdict::Deny, Some(&r), m, span);
+            self.reason(ReasonCode::EnvDenied, Verdict::Deny, Some(&r), m, span);
         } else if let Some(p) = env.ask.iter().find(|p| p.glob.is_match(name)) {
             let (m, r) = (message("needs approval"), p.rule.clone());
-            self.reason("env-ask", Verdict::Ask, Some(&r), m, span);
+            self.reason(ReasonCode::EnvAsk, Verdict::Ask, Some(&r), m, span);
         } else if !env.allow.iter().any(|p| p.glob.is_match(name)) {
             let (m, s) = (message("is not allowed"), env.default.clone());
-            self.setting("env-not-allowed", &s, m, span);
+            self.setting(ReasonCode::EnvNotAllowed, &s, m, span);
         }
     }
 
@@ -748,7 +757,7 @@ impl<'a> Eval<'a> {
         match r.op {
             RedirectOp::HereDoc | RedirectOp::HereString => {
                 self.setting(
-                    "here-document",
+                    ReasonCode::HereDocument,
                     &red.here_documents,
                     "a here-document".into(),
                     r.span,
@@ -762,7 +771,7 @@ impl<'a> Eval<'a> {
                 });
                 if is_fd {
                     self.setting(
-                        "fd-duplication",
+                        ReasonCode::FdDuplication,
                         &red.fd_duplication,
                         "duplicates a file descriptor".into(),
                         r.span,
@@ -770,7 +779,7 @@ impl<'a> Eval<'a> {
                 } else if r.op == RedirectOp::DupOut {
                     // `>&word` with a file name is `&>word`.
                     self.setting(
-                        "redirect-write",
+                        ReasonCode::RedirectWrite,
                         &red.write,
                         "redirects output to a file".into(),
                         r.span,
@@ -778,7 +787,7 @@ impl<'a> Eval<'a> {
                     self.path(&r.target, true);
                 } else {
                     self.reason(
-                        "redirect-unknown",
+                        ReasonCode::RedirectUnknown,
                         Verdict::Deny,
                         None,
                         "`<&` needs a file descriptor number".into(),
@@ -789,7 +798,7 @@ impl<'a> Eval<'a> {
             op => {
                 if op.reads() {
                     self.setting(
-                        "redirect-read",
+                        ReasonCode::RedirectRead,
                         &red.read,
                         "redirects input from a file".into(),
                         r.span,
@@ -798,7 +807,7 @@ impl<'a> Eval<'a> {
                 }
                 if op.writes() {
                     self.setting(
-                        "redirect-write",
+                        ReasonCode::RedirectWrite,
                         &red.write,
                         "redirects output to a file".into(),
                         r.span,
@@ -840,7 +849,7 @@ impl<'a> Eval<'a> {
                         // The policy's setting decides; the caller learns the path is unknown
                         // (a `cd` to it leaves the directory unknown, which is refused).
                         let s = self.policy.shell.unresolved_paths.clone();
-                        self.setting("path-unresolved", &s, msg, w.span);
+                        self.setting(ReasonCode::PathUnresolved, &s, msg, w.span);
                         all.push(None);
                         continue;
                     }
@@ -848,11 +857,11 @@ impl<'a> Eval<'a> {
                         let r = p.rule.clone();
                         self.reason(
                             if protected {
-                                "path-write-protected"
+                                ReasonCode::PathWriteProtected
                             } else if write {
-                                "path-write-denied"
+                                ReasonCode::PathWriteDenied
                             } else {
-                                "path-read-denied"
+                                ReasonCode::PathReadDenied
                             },
                             Verdict::Deny,
                             Some(&r),
@@ -866,9 +875,9 @@ impl<'a> Eval<'a> {
                         let list = if write { &paths.write } else { &paths.read };
                         let rule = list.first().map(|p| p.rule.clone());
                         let code = if write {
-                            "path-write-outside"
+                            ReasonCode::PathWriteOutside
                         } else {
-                            "path-read-outside"
+                            ReasonCode::PathReadOutside
                         };
                         self.reason(code, Verdict::Deny, rule.as_ref(), msg, w.span);
                     }
@@ -894,7 +903,7 @@ impl<'a> Eval<'a> {
                 .collect::<Vec<_>>()
                 .join(", ");
             self.reason(
-                "dynamic-program",
+                ReasonCode::DynamicProgram,
                 Verdict::Deny,
                 None,
                 format!("the program name depends on {why}, so what runs cannot be known"),
@@ -931,7 +940,7 @@ impl<'a> Eval<'a> {
         }
         if name.contains('/') {
             self.reason(
-                "program-path",
+                ReasonCode::ProgramPath,
                 Verdict::Deny,
                 None,
                 format!(
@@ -974,9 +983,9 @@ impl<'a> Eval<'a> {
         }
         let default = policy.default.clone();
         let code = if state {
-            "session-state"
+            ReasonCode::SessionState
         } else {
-            "program-not-allowed"
+            ReasonCode::ProgramNotAllowed
         };
         // Default-deny is the floor: an unknown program is never less than the default.
         self.setting(code, &default, message, first.span);
@@ -991,12 +1000,18 @@ impl<'a> Eval<'a> {
                 msg.push_str(": ");
                 msg.push_str(extra);
             }
-            self.reason("wrapper-denied", Verdict::Deny, None, msg, words[0].span);
+            self.reason(
+                ReasonCode::WrapperDenied,
+                Verdict::Deny,
+                None,
+                msg,
+                words[0].span,
+            );
             return;
         };
         if self.policy.wrappers.ask.contains_key(name) {
             self.reason(
-                "wrapper-ask",
+                ReasonCode::WrapperAsk,
                 Verdict::Ask,
                 Some(&rule),
                 format!("`{name}` needs approval"),
@@ -1007,7 +1022,7 @@ impl<'a> Eval<'a> {
             wrappers::Unwrapped::Nothing => {}
             wrappers::Unwrapped::Refuse { message, span } => {
                 self.reason(
-                    "wrapper-unverifiable",
+                    ReasonCode::WrapperUnverifiable,
                     Verdict::Deny,
                     Some(&rule),
                     message,
@@ -1031,7 +1046,7 @@ impl<'a> Eval<'a> {
                 }
                 if self.nesting >= self.policy.limits.max_nesting + 4 {
                     self.reason(
-                        "nesting-limit",
+                        ReasonCode::NestingLimit,
                         Verdict::Deny,
                         None,
                         "wrappers nested too deep".into(),

@@ -2,74 +2,18 @@
 //! load fine but do not mean what they seem to.
 //!
 //! Errors are the loader's own diagnostics (`policy-*` codes, including
-//! `policy-example-failed`). Warnings have `lint-*` codes:
-//!
-//! | code | meaning |
-//! |---|---|
-//! | `lint-dangerous-option` | an allowed program has options that run programs or write files, and the rule neither denies nor restricts them |
-//! | `lint-dangerous-program` | an allowed program runs arbitrary code or is interactive, and its rule is bare (no option, argument or subcommand rules) |
-//! | `lint-untyped-write` | a program that writes its operands has no `path-write` operand kind, so its writes are checked as reads |
-//! | `lint-untyped-script` | `sed` / `awk` operands are not typed `sed-script` / `awk-program`, so `sed 1e` and `awk system()` are not seen |
-//! | `lint-shadowed-option` | an option in `allow_options` / `ask_options` that is a prefix of a denied long option, so the evaluator always refuses it as an abbreviation |
-//! | `lint-unreachable-rule` | option, argument or subcommand rules of a program whose verdict is `deny` never apply |
-//! | `lint-unsatisfiable` | a rule no command can satisfy (a required option that is denied or not allowed) |
-//! | `lint-contradiction` | an option both takes a value and takes an optional glued value |
-//! | `lint-shadowed-path` | a `[paths]` read/write pattern that the matching deny list also names |
-//! | `lint-shadowed-env` | an `[env]` allow/ask name that a deny pattern always wins over |
-//! | `lint-no-option-allowlist` | an allowed program (or subcommand) has no `allow_options`, so every option it does not deny passes |
+//! `policy-example-failed`); warnings have `lint-*` codes. Both are [`Diagnostic`]s, and
+//! every code with its meaning is listed once, in `src/codes.rs` (and the README table
+//! checked against it).
 //!
 //! Only rules written in the linted file are warned about; rules from included policies are
 //! the business of those files.
 
 use std::collections::BTreeSet;
-use std::fmt;
 use std::path::Path;
 
-use serde::Serialize;
-
-use super::{ArgKind, Location, Policy, PolicyError, ProgramRule, Verdict};
-
-/// How bad a finding is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    /// The rule works but is probably not what was meant.
-    Warning,
-    /// The policy does not load.
-    Error,
-}
-
-impl fmt::Display for Severity {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Severity::Warning => "warning",
-            Severity::Error => "error",
-        })
-    }
-}
-
-/// One problem found by the linter.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Finding {
-    /// Error (the policy does not load) or warning.
-    pub severity: Severity,
-    /// Stable kebab-case code: `policy-*` for load errors, `lint-*` for warnings.
-    pub code: &'static str,
-    /// What is wrong and what to do.
-    pub message: String,
-    /// Where.
-    pub location: Location,
-}
-
-impl fmt::Display for Finding {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}: {}[{}]: {}",
-            self.location, self.severity, self.code, self.message
-        )
-    }
-}
+use super::{ArgKind, Diagnostic, Location, Policy, PolicyError, ProgramRule, Severity, Verdict};
+use crate::codes::DiagnosticCode;
 
 /// A program whose flags (or nature) can run other programs or write files.
 struct Danger {
@@ -240,7 +184,7 @@ pub fn known_dangerous_programs() -> impl Iterator<Item = &'static str> {
 /// Lint a policy file (or a shipped policy name). A file that cannot be read is an `Err`
 /// (exit 2 in `policy-check lint`); a policy that does not load yields its diagnostics as
 /// errors.
-pub fn lint_name_or_file(spec: &str) -> Result<Vec<Finding>, PolicyError> {
+pub fn lint_name_or_file(spec: &str) -> Result<Vec<Diagnostic>, PolicyError> {
     let (loaded, origin) = match Policy::shipped(spec) {
         Some(p) => (p, format!("shipped:{spec}")),
         None => (
@@ -251,15 +195,7 @@ pub fn lint_name_or_file(spec: &str) -> Result<Vec<Finding>, PolicyError> {
     match loaded {
         Ok(policy) => Ok(lint_policy(&policy, &origin)),
         Err(PolicyError::Invalid(diags)) => {
-            let mut out: Vec<Finding> = diags
-                .into_iter()
-                .map(|d| Finding {
-                    severity: Severity::Error,
-                    code: d.code,
-                    message: d.message,
-                    location: d.location,
-                })
-                .collect();
+            let mut out = diags;
             // Stable order: this file first, then included ones, each by position.
             out.sort_by(|a, b| {
                 (a.location.file != origin, a.location.line, a.location.col).cmp(&(
@@ -276,7 +212,7 @@ pub fn lint_name_or_file(spec: &str) -> Result<Vec<Finding>, PolicyError> {
 
 /// Warnings about a loaded policy, for the rules written in `origin` (the file name the
 /// policy was loaded under).
-pub fn lint_policy(policy: &Policy, origin: &str) -> Vec<Finding> {
+pub fn lint_policy(policy: &Policy, origin: &str) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for rule in policy.programs.values() {
         if rule.rule.location.file == origin {
@@ -291,13 +227,13 @@ pub fn lint_policy(policy: &Policy, origin: &str) -> Vec<Finding> {
     out
 }
 
-fn warn(out: &mut Vec<Finding>, code: &'static str, message: String, location: &Location) {
-    out.push(Finding {
-        severity: Severity::Warning,
+fn warn(out: &mut Vec<Diagnostic>, code: DiagnosticCode, message: String, location: &Location) {
+    out.push(Diagnostic::new(
+        Severity::Warning,
         code,
         message,
-        location: location.clone(),
-    });
+        location.clone(),
+    ));
 }
 
 /// Whether `rule` refuses (or asks for) `flag`, one way or another.
@@ -356,7 +292,7 @@ fn operand_kinds(rule: &ProgramRule) -> impl Iterator<Item = ArgKind> + '_ {
         .chain(ops.tail.iter().copied())
 }
 
-fn lint_program(rule: &ProgramRule, top: bool, out: &mut Vec<Finding>) {
+fn lint_program(rule: &ProgramRule, top: bool, out: &mut Vec<Diagnostic>) {
     let loc = &rule.rule.location;
     let name = &rule.name;
     if rule.verdict == Verdict::Deny {
@@ -376,7 +312,7 @@ fn lint_program(rule: &ProgramRule, top: bool, out: &mut Vec<Finding>) {
         if !what.is_empty() {
             warn(
                 out,
-                "lint-unreachable-rule",
+                DiagnosticCode::LintUnreachableRule,
                 format!(
                     "`{name}` is denied, so its {} rules never apply",
                     what.join(", ")
@@ -401,7 +337,7 @@ fn lint_program(rule: &ProgramRule, top: bool, out: &mut Vec<Finding>) {
         {
             warn(
                 out,
-                "lint-shadowed-option",
+                DiagnosticCode::LintShadowedOption,
                 format!(
                     "`{name}`: `{o}` is asked for, but it is also an abbreviation of the denied `{d}`, so it is always refused"
                 ),
@@ -422,7 +358,7 @@ fn lint_program(rule: &ProgramRule, top: bool, out: &mut Vec<Finding>) {
         if usable.is_empty() {
             warn(
                 out,
-                "lint-unsatisfiable",
+                DiagnosticCode::LintUnsatisfiable,
                 format!(
                     "`{name}` requires one of {} but every one is denied or not in allow_options: no command can be allowed",
                     quote_list(&rule.required_options.iter().map(String::as_str).collect::<Vec<_>>())
@@ -439,7 +375,7 @@ fn lint_program(rule: &ProgramRule, top: bool, out: &mut Vec<Finding>) {
     if !both.is_empty() {
         warn(
             out,
-            "lint-contradiction",
+            DiagnosticCode::LintContradiction,
             format!(
                 "`{name}`: {} listed in both options_with_value and options_with_optional_value",
                 quote_list(&both)
@@ -461,7 +397,7 @@ fn lint_program(rule: &ProgramRule, top: bool, out: &mut Vec<Finding>) {
             if !missing.is_empty() && rule.verdict == Verdict::Allow {
                 warn(
                     out,
-                    "lint-dangerous-option",
+                    DiagnosticCode::LintDangerousOption,
                     format!(
                         "`{name}` is allowed but {} ({}) {} not denied: add {} to deny_options, or list the safe options in allow_options",
                         quote_list(&missing),
@@ -476,7 +412,7 @@ fn lint_program(rule: &ProgramRule, top: bool, out: &mut Vec<Finding>) {
                 if is_bare(rule) && rule.verdict == Verdict::Allow {
                     warn(
                         out,
-                        "lint-dangerous-program",
+                        DiagnosticCode::LintDangerousProgram,
                         format!(
                             "`{name}` {why}: a bare allow lets it do anything; restrict it with allow_options, required_options, args or subcommands, or use verdict = \"ask\""
                         ),
@@ -488,7 +424,7 @@ fn lint_program(rule: &ProgramRule, top: bool, out: &mut Vec<Finding>) {
             if dg.writes_operands && !writes_typed && rule.subcommands.is_empty() {
                 warn(
                     out,
-                    "lint-untyped-write",
+                    DiagnosticCode::LintUntypedWrite,
                     format!(
                         "`{name}` writes files named by its operands, but no operand is typed \"path-write\": its writes are checked as reads"
                     ),
@@ -515,7 +451,7 @@ fn lint_program(rule: &ProgramRule, top: bool, out: &mut Vec<Finding>) {
             if !typed && rule.verdict == Verdict::Allow {
                 warn(
                     out,
-                    "lint-untyped-script",
+                    DiagnosticCode::LintUntypedScript,
                     format!(
                         "`{name}` operands are not typed \"{kind_name}\", so {examples} in its program are not checked"
                     ),
@@ -529,7 +465,7 @@ fn lint_program(rule: &ProgramRule, top: bool, out: &mut Vec<Finding>) {
     if rule.allow_options.is_none() && rule.no_option_allowlist.is_none() {
         warn(
             out,
-            "lint-no-option-allowlist",
+            DiagnosticCode::LintNoOptionAllowlist,
             format!(
                 "`{name}` has no allow_options: every option the rule does not deny is allowed; list the options it may take"
             ),
@@ -544,7 +480,7 @@ fn lint_program(rule: &ProgramRule, top: bool, out: &mut Vec<Finding>) {
     }
 }
 
-fn lint_paths(policy: &Policy, origin: &str, out: &mut Vec<Finding>) {
+fn lint_paths(policy: &Policy, origin: &str, out: &mut Vec<Diagnostic>) {
     let p = &policy.paths;
     for (allow, deny, allow_name, deny_name) in [
         (&p.read, &p.deny_read, "read", "deny_read"),
@@ -555,7 +491,7 @@ fn lint_paths(policy: &Policy, origin: &str, out: &mut Vec<Finding>) {
             if a.rule.location.file == origin && denied.contains(a.text.as_str()) {
                 warn(
                     out,
-                    "lint-shadowed-path",
+                    DiagnosticCode::LintShadowedPath,
                     format!(
                         "`{}` is in paths.{allow_name} and also in paths.{deny_name}, which wins: the {allow_name} entry has no effect",
                         a.text
@@ -567,7 +503,7 @@ fn lint_paths(policy: &Policy, origin: &str, out: &mut Vec<Finding>) {
     }
 }
 
-fn lint_env(policy: &Policy, origin: &str, out: &mut Vec<Finding>) {
+fn lint_env(policy: &Policy, origin: &str, out: &mut Vec<Diagnostic>) {
     let e = &policy.env;
     for a in e.allow.iter().chain(&e.ask) {
         if a.rule.location.file != origin || a.text.contains(['*', '?', '[', '{']) {
@@ -576,7 +512,7 @@ fn lint_env(policy: &Policy, origin: &str, out: &mut Vec<Finding>) {
         if let Some(d) = e.deny.iter().find(|d| d.glob.is_match(&a.text)) {
             warn(
                 out,
-                "lint-shadowed-env",
+                DiagnosticCode::LintShadowedEnv,
                 format!(
                     "`{}` in {} is always denied by env.deny pattern `{}` ({})",
                     a.text, a.rule.name, d.text, d.rule.location
@@ -599,13 +535,13 @@ fn quote_list(items: &[&str]) -> String {
 mod tests {
     use super::*;
 
-    fn lint_src(src: &str) -> Vec<Finding> {
+    fn lint_src(src: &str) -> Vec<Diagnostic> {
         let policy = Policy::from_toml(src, "t.toml").expect("loads");
         lint_policy(&policy, "t.toml")
     }
 
     /// The codes, without `lint-no-option-allowlist` (tested on its own).
-    fn codes(f: &[Finding]) -> Vec<&'static str> {
+    fn codes(f: &[Diagnostic]) -> Vec<&'static str> {
         f.iter()
             .map(|f| f.code)
             .filter(|c| *c != "lint-no-option-allowlist")
@@ -632,7 +568,7 @@ mod tests {
     fn bare_find_warns_with_missing_flags() {
         let f = lint_src("[programs.find]\nsingle_dash_long = true\n");
         assert_eq!(codes(&f), ["lint-dangerous-option"]);
-        let f: Vec<&Finding> = f
+        let f: Vec<&Diagnostic> = f
             .iter()
             .filter(|f| f.code == "lint-dangerous-option")
             .collect();

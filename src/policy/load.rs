@@ -12,7 +12,8 @@ use toml::Spanned;
 
 use super::compiled::*;
 use super::raw::*;
-use super::{Diagnostic, Location, PolicyError, RuleRef, Verdict};
+use super::{Diagnostic, Location, PolicyError, RuleRef, Severity, Verdict};
+use crate::codes::DiagnosticCode;
 use crate::evaluate::{self, Context};
 
 /// The policies shipped inside the library: `(name, TOML source)`.
@@ -149,12 +150,9 @@ impl File<'_> {
 }
 
 impl Loader {
-    fn diag(&mut self, code: &'static str, message: impl Into<String>, location: Location) {
-        self.diags.push(Diagnostic {
-            code,
-            message: message.into(),
-            location,
-        });
+    fn diag(&mut self, code: DiagnosticCode, message: impl Into<String>, location: Location) {
+        self.diags
+            .push(Diagnostic::new(Severity::Error, code, message, location));
     }
 
     fn apply(
@@ -193,7 +191,7 @@ impl Loader {
         let loc = file.loc(inc.span());
         if self.stack.len() >= MAX_INCLUDE_DEPTH {
             self.diag(
-                "policy-include",
+                DiagnosticCode::PolicyInclude,
                 format!("includes nest deeper than {MAX_INCLUDE_DEPTH}"),
                 loc,
             );
@@ -211,7 +209,7 @@ impl Loader {
                 }
                 Err(e) => {
                     self.diag(
-                        "policy-include",
+                        DiagnosticCode::PolicyInclude,
                         format!("cannot read included policy `{}`: {e}", path.display()),
                         loc,
                     );
@@ -221,7 +219,7 @@ impl Loader {
         };
         if self.stack.contains(&origin) {
             self.diag(
-                "policy-include-cycle",
+                DiagnosticCode::PolicyIncludeCycle,
                 format!("`{origin}` includes itself"),
                 loc,
             );
@@ -240,13 +238,13 @@ impl Loader {
             Ok(t) => t,
             Err(e) => {
                 let loc = file.loc(e.span().unwrap_or(0..0));
-                self.diag("policy-syntax", first_line(e.message()), loc);
+                self.diag(DiagnosticCode::PolicySyntax, first_line(e.message()), loc);
                 return None;
             }
         };
         let mut work = table.clone();
         let mut unknown: Vec<Vec<String>> = Vec::new();
-        let mut found: Vec<(Range<usize>, &'static str, String)> = Vec::new();
+        let mut found: Vec<(Range<usize>, DiagnosticCode, String)> = Vec::new();
         let mut removed_keys: Vec<Vec<String>> = Vec::new();
         let raw = loop {
             let de = toml::de::Deserializer::from(work.clone());
@@ -268,7 +266,11 @@ impl Loader {
             // the same mistake, reported once.
             let cascade = removed && removed_keys.iter().any(|k| k.starts_with(&key));
             if !cascade {
-                found.push((span.clone(), "policy-type", type_message(&key, e.message())));
+                found.push((
+                    span.clone(),
+                    DiagnosticCode::PolicyType,
+                    type_message(&key, e.message()),
+                ));
             }
             removed_keys.push(key);
             if !removed {
@@ -277,7 +279,7 @@ impl Loader {
             if found.len() >= MAX_TYPE_ERRORS {
                 found.push((
                     span,
-                    "policy-type",
+                    DiagnosticCode::PolicyType,
                     format!(
                         "more than {MAX_TYPE_ERRORS} values of the wrong type: fix these first"
                     ),
@@ -290,7 +292,7 @@ impl Loader {
             let dotted = segs.join(".");
             found.push((
                 span,
-                "policy-unknown-key",
+                DiagnosticCode::PolicyUnknownKey,
                 format!("unknown key `{dotted}`"),
             ));
         }
@@ -307,7 +309,7 @@ impl Loader {
         let parsed = Verdict::parse(v.get_ref());
         if parsed.is_none() {
             self.diag(
-                "policy-invalid-verdict",
+                DiagnosticCode::PolicyInvalidVerdict,
                 format!(
                     "`{}` is not a verdict: use \"allow\", \"ask\" or \"deny\"",
                     v.get_ref()
@@ -340,7 +342,7 @@ impl Loader {
             match usize::try_from(*v.get_ref()) {
                 Ok(n) if *v.get_ref() >= min => *slot = n,
                 _ => self.diag(
-                    "policy-invalid-limit",
+                    DiagnosticCode::PolicyInvalidLimit,
                     format!("{} is out of range (at least {min})", v.get_ref()),
                     file.loc(v.span()),
                 ),
@@ -479,7 +481,7 @@ impl Loader {
             let name_span = file.key(&["programs", &key]);
             if !valid_program_name(&key) {
                 self.diag(
-                    "policy-invalid-program",
+                    DiagnosticCode::PolicyInvalidProgram,
                     format!("`{key}` is not a program name"),
                     file.loc(name_span),
                 );
@@ -487,7 +489,7 @@ impl Loader {
             }
             if evaluate::wrappers::is_wrapper(&key) {
                 self.diag(
-                    "policy-wrapper-as-program",
+                    DiagnosticCode::PolicyWrapperAsProgram,
                     format!(
                         "`{key}` runs other programs: list it under [wrappers] (its payload is then \
                          checked) instead of [programs]"
@@ -503,11 +505,12 @@ impl Loader {
         }
         for name in self.policy.programs.keys() {
             if let Some(r) = self.policy.wrappers.allow.get(name) {
-                self.diags.push(Diagnostic {
-                    code: "policy-contradiction",
-                    message: format!("`{name}` is both a program and an allowed wrapper"),
-                    location: r.location.clone(),
-                });
+                self.diags.push(Diagnostic::new(
+                    Severity::Error,
+                    DiagnosticCode::PolicyContradiction,
+                    format!("`{name}` is both a program and an allowed wrapper"),
+                    r.location.clone(),
+                ));
             }
         }
         if let Some(value) = raw.redact {
@@ -543,7 +546,7 @@ impl Loader {
             Ok(c) => c,
             Err(e) => {
                 self.diag(
-                    "policy-redact",
+                    DiagnosticCode::PolicyRedact,
                     format!("[redact]: {}", first_line(e.message())),
                     loc,
                 );
@@ -553,7 +556,7 @@ impl Loader {
         let mut merged = self.policy.redact.take().unwrap_or_default();
         merged.merge(config);
         if let Err(e) = crate::redact::RuleSet::with_config(&merged) {
-            self.diag("policy-redact", format!("[redact]: {e}"), loc);
+            self.diag(DiagnosticCode::PolicyRedact, format!("[redact]: {e}"), loc);
             return;
         }
         self.policy.redact = Some(merged);
@@ -577,7 +580,7 @@ impl Loader {
             (PathAnchor::Root, text.as_str())
         } else {
             self.diag(
-                "policy-invalid-path",
+                DiagnosticCode::PolicyInvalidPath,
                 format!("`{text}` must start with {{workspace}}, {{home}}, ~ or /"),
                 loc,
             );
@@ -586,7 +589,7 @@ impl Loader {
         let rest = rest.trim_start_matches('/').trim_end_matches('/');
         if rest.split('/').any(|c| c == ".." || c == ".") {
             self.diag(
-                "policy-invalid-path",
+                DiagnosticCode::PolicyInvalidPath,
                 format!("`{text}` must not contain `.` or `..`"),
                 loc,
             );
@@ -598,7 +601,11 @@ impl Loader {
             match GlobBuilder::new(rest).literal_separator(true).build() {
                 Ok(g) => Some(g.compile_matcher()),
                 Err(e) => {
-                    self.diag("policy-invalid-glob", format!("`{text}`: {e}"), loc);
+                    self.diag(
+                        DiagnosticCode::PolicyInvalidGlob,
+                        format!("`{text}`: {e}"),
+                        loc,
+                    );
                     return None;
                 }
             }
@@ -635,7 +642,7 @@ impl Loader {
                     rule: file.rule(name, item.span()),
                 }),
                 None => self.diag(
-                    "policy-invalid-glob",
+                    DiagnosticCode::PolicyInvalidGlob,
                     format!("`{text}` is not a variable-name pattern"),
                     file.loc(item.span()),
                 ),
@@ -650,11 +657,11 @@ impl Loader {
         let deny = self.name_patterns(file, "env.deny", &e.deny);
         for d in &deny {
             if let Some(a) = allow.iter().chain(&ask).find(|a| a.text == d.text) {
-                self.diags.push(Diagnostic {
-                    code: "policy-contradiction",
-                    message: format!("`{}` is in env.deny and also in {}", d.text, a.rule.name),
-                    location: a.rule.location.clone(),
-                });
+                self.diag(
+                    DiagnosticCode::PolicyContradiction,
+                    format!("`{}` is in env.deny and also in {}", d.text, a.rule.name),
+                    a.rule.location.clone(),
+                );
             }
         }
         let mut env = self.policy.env.clone();
@@ -678,7 +685,7 @@ impl Loader {
                 let n = item.get_ref();
                 if !evaluate::wrappers::is_unwrappable(n) {
                     self.diag(
-                        "policy-unknown-wrapper",
+                        DiagnosticCode::PolicyUnknownWrapper,
                         format!(
                             "`{n}` is not a wrapper shellgate can unwrap; supported: {}",
                             evaluate::wrappers::UNWRAPPABLE.join(", ")
@@ -690,7 +697,7 @@ impl Loader {
                 let other = if ask { &wrappers.allow } else { &wrappers.ask };
                 if other.contains_key(n) {
                     self.diag(
-                        "policy-contradiction",
+                        DiagnosticCode::PolicyContradiction,
                         format!("wrapper `{n}` is in both wrappers.allow and wrappers.ask"),
                         file.loc(item.span()),
                     );
@@ -718,7 +725,7 @@ impl Loader {
                 out.insert(o.clone());
             } else {
                 self.diag(
-                    "policy-invalid-option",
+                    DiagnosticCode::PolicyInvalidOption,
                     format!("`{o}` is not an option (it must start with `-`, or `+` for a few programs)"),
                     file.loc(item.span()),
                 );
@@ -731,7 +738,7 @@ impl Loader {
         let k = ArgKind::parse(text);
         if k.is_none() {
             self.diag(
-                "policy-invalid-kind",
+                DiagnosticCode::PolicyInvalidKind,
                 format!(
                     "`{text}` is not an argument kind: use path-read, path-write, text, pattern, \
                      variable, assignment, sed-script, awk-program, path-list, module-path, \
@@ -764,7 +771,7 @@ impl Loader {
             if repeat {
                 if out.repeat.is_some() {
                     self.diag(
-                        "policy-invalid-kind",
+                        DiagnosticCode::PolicyInvalidKind,
                         "only one operand kind may repeat (end with `...`)",
                         file.loc(spec.span()),
                     );
@@ -802,7 +809,7 @@ impl Loader {
         for o in &deny_options {
             if allow_options.as_ref().is_some_and(|a| a.contains(o)) || ask_options.contains(o) {
                 self.diag(
-                    "policy-contradiction",
+                    DiagnosticCode::PolicyContradiction,
                     format!("option `{o}` of `{name}` is denied and also allowed or asked"),
                     file.loc(span.clone()),
                 );
@@ -812,7 +819,7 @@ impl Loader {
         for (opt, kind) in &raw.option_kinds {
             if !valid_option(opt) {
                 self.diag(
-                    "policy-invalid-option",
+                    DiagnosticCode::PolicyInvalidOption,
                     format!("`{opt}` is not an option"),
                     file.loc(kind.span()),
                 );
@@ -829,7 +836,7 @@ impl Loader {
                     option_values.insert(opt.clone(), re);
                 }
                 Err(e) => self.diag(
-                    "policy-invalid-regex",
+                    DiagnosticCode::PolicyInvalidRegex,
                     format!("option value pattern for `{opt}`: {e}"),
                     file.loc(pat.span()),
                 ),
@@ -855,7 +862,7 @@ impl Loader {
                     rule: file.rule(format!("{path}.args[{i}]"), a.pattern.span()),
                 }),
                 Err(e) => self.diag(
-                    "policy-invalid-regex",
+                    DiagnosticCode::PolicyInvalidRegex,
                     format!("{path}.args[{i}]: {e}"),
                     file.loc(a.pattern.span()),
                 ),
@@ -899,7 +906,7 @@ impl Loader {
         for o in &options_with_two_values {
             if !options_with_value.contains(o) {
                 self.diag(
-                    "policy-invalid-option",
+                    DiagnosticCode::PolicyInvalidOption,
                     format!("`{o}` of `{name}` takes two values, so it must also be in options_with_value"),
                     file.loc(span.clone()),
                 );
@@ -1202,9 +1209,10 @@ fn check_examples(policy: &Policy, diags: &mut Vec<Diagnostic>) {
                 .map(|r| format!("{}: {}", r.code, r.message))
                 .collect::<Vec<_>>()
                 .join("; ");
-            diags.push(Diagnostic {
-                code: "policy-example-failed",
-                message: format!(
+            diags.push(Diagnostic::new(
+                Severity::Error,
+                DiagnosticCode::PolicyExampleFailed,
+                format!(
                     "example `{}` must be {} but is {}{}",
                     ex.command,
                     ex.expect,
@@ -1215,8 +1223,8 @@ fn check_examples(policy: &Policy, diags: &mut Vec<Diagnostic>) {
                         format!(" ({why})")
                     }
                 ),
-                location: ex.rule.location.clone(),
-            });
+                ex.rule.location.clone(),
+            ));
         }
     }
 }

@@ -4,6 +4,7 @@ use toml::Spanned;
 
 use super::super::sandbox::{RawSandbox, SandboxMode, SandboxRoot};
 use super::{File, Loader};
+use crate::codes::DiagnosticCode;
 use crate::policy::PathAnchor;
 
 impl Loader {
@@ -15,7 +16,7 @@ impl Loader {
                 "enforce" => sb.mode = SandboxMode::Enforce,
                 "off" => sb.mode = SandboxMode::Off,
                 other => self.diag(
-                    "policy-sandbox",
+                    DiagnosticCode::PolicySandbox,
                     format!("[sandbox] mode must be \"enforce\" or \"off\", not {other:?}"),
                     file.loc(mode.span()),
                 ),
@@ -27,7 +28,7 @@ impl Loader {
                 "on" => sb.network = true,
                 "off" => sb.network = false,
                 other => self.diag(
-                    "policy-sandbox",
+                    DiagnosticCode::PolicySandbox,
                     format!("[sandbox] network must be \"on\" or \"off\", not {other:?}"),
                     file.loc(net.span()),
                 ),
@@ -52,7 +53,7 @@ impl Loader {
                 match u64::try_from(*v.get_ref()) {
                     Ok(n) if n > 0 => *out = Some(n),
                     _ => self.diag(
-                        "policy-sandbox",
+                        DiagnosticCode::PolicySandbox,
                         format!("[sandbox.limits]: {} must be at least 1", v.get_ref()),
                         file.loc(v.span()),
                     ),
@@ -89,7 +90,7 @@ impl Loader {
             (PathAnchor::Root, text.as_str())
         } else {
             self.diag(
-                "policy-sandbox",
+                DiagnosticCode::PolicySandbox,
                 format!("[sandbox] `{text}` must start with {{workspace}}, {{home}}, ~ or /"),
                 file.loc(item.span()),
             );
@@ -97,7 +98,7 @@ impl Loader {
         };
         if !rest.is_empty() && !rest.starts_with('/') {
             self.diag(
-                "policy-sandbox",
+                DiagnosticCode::PolicySandbox,
                 format!("[sandbox] `{text}`: a `/` must follow the anchor"),
                 file.loc(item.span()),
             );
@@ -108,7 +109,7 @@ impl Loader {
             || rest.contains(['*', '?', '[', '{', '\0'])
         {
             self.diag(
-                "policy-sandbox",
+                DiagnosticCode::PolicySandbox,
                 format!("[sandbox] `{text}` must be a literal path (no globs, `.` or `..`)"),
                 file.loc(item.span()),
             );

@@ -18,6 +18,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::codes::DiagnosticCode;
+
 pub use compiled::{
     ArgKind, ArgRule, EnvRules, Example, Limits, NamePattern, OperandSpec, PathAnchor, PathPattern,
     PathRules, Policy, ProgramRule, RedirectRules, Setting, ShellRules, WrapperRules,
@@ -135,23 +137,62 @@ impl fmt::Display for RuleRef {
     }
 }
 
-/// One problem found in a policy file.
+/// How bad a [`Diagnostic`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// The rule works but is probably not what was meant (a `lint-*` code).
+    Warning,
+    /// The policy does not load (a `policy-*` code).
+    Error,
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        })
+    }
+}
+
+/// One problem found in a policy file: a load error, or a linter's warning.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Diagnostic {
-    /// Stable kebab-case code, such as `policy-unknown-key`.
+    /// Error (the policy does not load) or warning (from the linter).
+    pub severity: Severity,
+    /// Stable kebab-case code: `policy-*` for load errors, `lint-*` for warnings (see the
+    /// README for the list).
     pub code: &'static str,
-    /// What is wrong.
+    /// What is wrong and what to do.
     pub message: String,
     /// Where.
     pub location: Location,
+}
+
+impl Diagnostic {
+    /// A problem of `severity` with `code` at `location`.
+    pub(crate) fn new(
+        severity: Severity,
+        code: DiagnosticCode,
+        message: impl Into<String>,
+        location: Location,
+    ) -> Diagnostic {
+        Diagnostic {
+            severity,
+            code: code.as_str(),
+            message: message.into(),
+            location,
+        }
+    }
 }
 
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{}: error[{}]: {}",
-            self.location, self.code, self.message
+            "{}: {}[{}]: {}",
+            self.location, self.severity, self.code, self.message
         )
     }
 }
