@@ -27,6 +27,8 @@
 
 mod codes;
 pub mod evaluate;
+mod layers;
+pub mod load;
 pub mod middleware;
 pub mod policy;
 pub mod redact;

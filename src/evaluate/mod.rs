@@ -12,7 +12,6 @@ mod paths;
 mod sandbox;
 mod scripts;
 mod test_expr;
-pub mod wrappers;
 
 use std::path::{Path, PathBuf};
 
@@ -20,6 +19,7 @@ use serde::Serialize;
 
 use crate::codes::ReasonCode;
 use crate::policy::{Policy, RuleRef, Setting, Verdict};
+use crate::shell::wrappers;
 use crate::shell::{
     self, Arithmetic, Assignment, Command, Join, Param, Redirect, RedirectOp, Script,
     SimpleCommand, Span, Word, WordPart,

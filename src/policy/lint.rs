@@ -10,9 +10,8 @@
 //! the business of those files.
 
 use std::collections::BTreeSet;
-use std::path::Path;
 
-use super::{ArgKind, Diagnostic, Location, Policy, PolicyError, ProgramRule, Severity, Verdict};
+use super::{ArgKind, Diagnostic, Location, Policy, ProgramRule, Severity, Verdict};
 use crate::codes::DiagnosticCode;
 
 /// A program whose flags (or nature) can run other programs or write files.
@@ -179,35 +178,6 @@ fn danger(program: &str) -> Option<&'static Danger> {
 /// The names of the programs the linter knows dangerous flags for.
 pub fn known_dangerous_programs() -> impl Iterator<Item = &'static str> {
     DANGERS.iter().map(|d| d.program)
-}
-
-/// Lint a policy file (or a shipped policy name). A file that cannot be read is an `Err`
-/// (exit 2 in `policy-check lint`); a policy that does not load yields its diagnostics as
-/// errors.
-pub fn lint_name_or_file(spec: &str) -> Result<Vec<Diagnostic>, PolicyError> {
-    let (loaded, origin) = match Policy::shipped(spec) {
-        Some(p) => (p, format!("shipped:{spec}")),
-        None => (
-            Policy::from_file(spec),
-            Path::new(spec).display().to_string(),
-        ),
-    };
-    match loaded {
-        Ok(policy) => Ok(lint_policy(&policy, &origin)),
-        Err(PolicyError::Invalid(diags)) => {
-            let mut out = diags;
-            // Stable order: this file first, then included ones, each by position.
-            out.sort_by(|a, b| {
-                (a.location.file != origin, a.location.line, a.location.col).cmp(&(
-                    b.location.file != origin,
-                    b.location.line,
-                    b.location.col,
-                ))
-            });
-            Ok(out)
-        }
-        Err(e) => Err(e),
-    }
 }
 
 /// Warnings about a loaded policy, for the rules written in `origin` (the file name the

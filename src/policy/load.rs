@@ -14,7 +14,7 @@ use super::compiled::*;
 use super::raw::*;
 use super::{Diagnostic, Location, PolicyError, RuleRef, Severity, Verdict};
 use crate::codes::DiagnosticCode;
-use crate::evaluate::{self, Context};
+use crate::shell::wrappers;
 
 /// The policies shipped inside the library: `(name, TOML source)`.
 pub const SHIPPED: &[(&str, &str)] = &[
@@ -57,15 +57,9 @@ pub(crate) fn load_str(source: &str, origin: &str) -> Result<Policy, PolicyError
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_default();
-    // Deserialising and checking the examples recurse (bounded by toml's own nesting limit
-    // and the parser's): give them room whatever thread the caller loads from.
-    crate::shell::with_stack(|| {
-        loader.apply(source, origin, &dir, true)?;
-        if loader.diags.is_empty() {
-            check_examples(&loader.policy, &mut loader.diags);
-        }
-        Ok::<(), PolicyError>(())
-    })?;
+    // Deserialising recurses (bounded by toml's own nesting limit): give it room whatever
+    // thread the caller loads from.
+    crate::shell::with_stack(|| loader.apply(source, origin, &dir, true))?;
     if loader.diags.is_empty() {
         Ok(loader.policy)
     } else {
@@ -487,7 +481,7 @@ impl Loader {
                 );
                 continue;
             }
-            if evaluate::wrappers::is_wrapper(&key) {
+            if wrappers::is_wrapper(&key) {
                 self.diag(
                     DiagnosticCode::PolicyWrapperAsProgram,
                     format!(
@@ -683,12 +677,12 @@ impl Loader {
         ] {
             for item in list {
                 let n = item.get_ref();
-                if !evaluate::wrappers::is_unwrappable(n) {
+                if !wrappers::is_unwrappable(n) {
                     self.diag(
                         DiagnosticCode::PolicyUnknownWrapper,
                         format!(
                             "`{n}` is not a wrapper shellgate can unwrap; supported: {}",
-                            evaluate::wrappers::UNWRAPPABLE.join(", ")
+                            wrappers::UNWRAPPABLE.join(", ")
                         ),
                         file.loc(item.span()),
                     );
@@ -1192,39 +1186,4 @@ fn key_span(root: &toml::de::DeTable, segs: &[String]) -> Option<Range<usize>> {
         }
     }
     span
-}
-
-fn check_examples(policy: &Policy, diags: &mut Vec<Diagnostic>) {
-    let mut ctx = Context::example();
-    // Examples show the policy as it is meant to run: sandboxed when it asks for the sandbox.
-    if policy.sandbox.mode == super::sandbox::SandboxMode::Enforce {
-        ctx.sandbox = evaluate::SandboxState::Enforced;
-    }
-    for ex in &policy.examples {
-        let decision = evaluate::evaluate(policy, &ctx, &ex.command);
-        if decision.verdict != ex.expect {
-            let why = decision
-                .reasons
-                .iter()
-                .map(|r| format!("{}: {}", r.code, r.message))
-                .collect::<Vec<_>>()
-                .join("; ");
-            diags.push(Diagnostic::new(
-                Severity::Error,
-                DiagnosticCode::PolicyExampleFailed,
-                format!(
-                    "example `{}` must be {} but is {}{}",
-                    ex.command,
-                    ex.expect,
-                    decision.verdict,
-                    if why.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" ({why})")
-                    }
-                ),
-                ex.rule.location.clone(),
-            ));
-        }
-    }
 }

@@ -5,6 +5,9 @@
 //! points into the right file, included files are applied first, and the result is an
 //! immutable [`Policy`] that is cheap to share between threads and evaluates without
 //! recompiling anything.
+//!
+//! This layer never runs the evaluator: the public loaders ([`Policy::from_toml`] and the
+//! like) are in [`crate::load`], which validates here and then checks the `[examples]`.
 
 mod compiled;
 pub mod lint;
@@ -14,7 +17,7 @@ pub mod sandbox;
 pub mod schema;
 
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::Serialize;
 
@@ -25,6 +28,7 @@ pub use compiled::{
     PathRules, Policy, ProgramRule, RedirectRules, Setting, ShellRules, WrapperRules,
 };
 pub use load::SHIPPED;
+pub(crate) use load::{load_file, load_str, shipped_source};
 
 /// What a policy says about (part of) a command. Ordered so that the strictest wins with
 /// `max()`: `Allow < Ask < Deny`.
@@ -233,30 +237,4 @@ fn render_diagnostics(diags: &[Diagnostic]) -> String {
         out.push_str(&d.to_string());
     }
     out
-}
-
-impl Policy {
-    /// Load a policy file (and the files it includes).
-    pub fn from_file(path: impl AsRef<Path>) -> Result<Policy, PolicyError> {
-        load::load_file(path.as_ref())
-    }
-
-    /// Load a policy from TOML text. `origin` names it in diagnostics; includes are resolved
-    /// relative to `origin`'s directory.
-    pub fn from_toml(source: &str, origin: &str) -> Result<Policy, PolicyError> {
-        load::load_str(source, origin)
-    }
-
-    /// One of the policies shipped inside the binary: `read-only` or `developer`.
-    pub fn shipped(name: &str) -> Option<Result<Policy, PolicyError>> {
-        load::shipped_source(name).map(|src| load::load_str(src, &format!("shipped:{name}")))
-    }
-
-    /// A shipped policy name, or else a file path.
-    pub fn from_name_or_file(spec: &str) -> Result<Policy, PolicyError> {
-        match Policy::shipped(spec) {
-            Some(p) => p,
-            None => Policy::from_file(spec),
-        }
-    }
 }

@@ -36,6 +36,7 @@ mod lower;
 mod scan;
 mod visit;
 mod words;
+pub mod wrappers;
 
 pub use ast::*;
 

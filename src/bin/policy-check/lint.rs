@@ -4,7 +4,6 @@
 use std::io::Write;
 
 use annotate_snippets::{Level, Renderer, Snippet};
-use shellgate::policy::lint;
 use shellgate::policy::{Diagnostic, Severity};
 use shellgate::report::sarif::{self, SarifLevel, SarifLocation, SarifResult};
 
@@ -16,7 +15,7 @@ pub fn lint_cmd(policies: &[String], format: Out) -> Result<u8, String> {
     let mut unreadable = false;
     let mut linted = 0usize;
     for spec in policies {
-        match lint::lint_name_or_file(spec) {
+        match shellgate::load::lint_name_or_file(spec) {
             Ok(f) => {
                 linted += 1;
                 findings.extend(f);
