@@ -1,4 +1,5 @@
-//! Validation of `[sandbox]` (a child of the loader, so it can use its helpers).
+//! `[sandbox]`: the kernel sandbox settings and the rules that apply only under it (their raw
+//! types are in `policy/sandbox.rs`, beside the compiled ones).
 
 use toml::Spanned;
 
