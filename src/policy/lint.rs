@@ -28,7 +28,9 @@ struct Danger {
     writes_operands: bool,
 }
 
-const fn d(
+/// One row of [`DANGERS`]: `program`, its dangerous `flags` and what they do (`why`), what
+/// the program does inherently when that alone is dangerous, and whether it writes operands.
+const fn dangerous(
     program: &'static str,
     flags: &'static [&'static str],
     why: &'static str,
@@ -50,7 +52,7 @@ const EDITOR: &str = "edits files and can run shell commands";
 
 /// Programs with options that turn a reader into a writer or an executor.
 const DANGERS: &[Danger] = &[
-    d(
+    dangerous(
         "find",
         &[
             "-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf",
@@ -60,28 +62,28 @@ const DANGERS: &[Danger] = &[
         None,
         false,
     ),
-    d(
+    dangerous(
         "sed",
         &["-i", "--in-place", "-f", "--file"],
         "edit files in place or read a script file",
         None,
         false,
     ),
-    d(
+    dangerous(
         "awk",
         &["-f", "--file", "-i", "--include", "-l", "--load", "-E", "--exec"],
         "load programs or extensions from files",
         None,
         false,
     ),
-    d(
+    dangerous(
         "git",
         &["-c", "--config-env", "--exec-path", "-C", "--git-dir", "--work-tree"],
         "set configuration (core.pager, core.sshCommand, aliases) that runs programs, or act on another repository",
         None,
         false,
     ),
-    d(
+    dangerous(
         "tar",
         &[
             "--checkpoint-action", "--to-command", "--use-compress-program", "-I", "--info-script",
@@ -91,41 +93,41 @@ const DANGERS: &[Danger] = &[
         None,
         false,
     ),
-    d(
+    dangerous(
         "rg",
         &["--pre", "--pre-glob", "-z", "--search-zip"],
         "run preprocessor programs",
         None,
         false,
     ),
-    d(
+    dangerous(
         "sort",
         &["-o", "--output", "--compress-program", "-T", "--temporary-directory"],
         "write files or run a compressor",
         None,
         false,
     ),
-    d("less", &["-o", "--log-file", "-O", "--LOG-FILE"], "write files", Some(PAGER), false),
-    d("more", &[], "", Some(PAGER), false),
-    d("man", &["-P", "--pager", "-H", "--html", "-l", "--local-file"], "run a pager or browser of its choice", Some(PAGER), false),
-    d("ssh", &["-o", "-F", "-L", "-R", "-D", "-w"], "run local commands (ProxyCommand, LocalCommand) or open tunnels", Some("runs commands on other hosts"), false),
-    d("scp", &["-S", "-o", "-F"], "run a program of its choice", Some("copies files to and from other hosts"), true),
-    d("rsync", &["-e", "--rsh", "--rsync-path", "--delete", "--remove-source-files"], "run programs or delete files", None, true),
-    d("vim", &[], "", Some(EDITOR), false),
-    d("vi", &[], "", Some(EDITOR), false),
-    d("nvim", &[], "", Some(EDITOR), false),
-    d("nano", &[], "", Some(EDITOR), false),
-    d("emacs", &[], "", Some(EDITOR), false),
-    d("python", &["-c", "-m"], "run inline code or any module", Some(INTERPRETER), false),
-    d("python3", &["-c", "-m"], "run inline code or any module", Some(INTERPRETER), false),
-    d("node", &["-e", "--eval", "-p", "--print", "-r", "--require", "--import"], "run inline code", Some(INTERPRETER), false),
-    d("perl", &["-e", "-E", "-i", "-M", "-n", "-p"], "run inline code or edit files in place", Some(INTERPRETER), false),
-    d("ruby", &["-e", "-i", "-r"], "run inline code or edit files in place", Some(INTERPRETER), false),
-    d("php", &["-r", "-B", "-R", "-E", "-F", "-S"], "run inline code or serve files", Some(INTERPRETER), false),
-    d("make", &["-f", "--file", "--makefile", "-C", "--directory", "--eval", "-E"], "run recipes from any makefile", Some("runs the recipes of the project's makefiles"), false),
-    d("docker", &["--privileged", "-v", "--volume", "--mount", "--pid", "--network"], "give containers the host", Some("runs containers and commands in them"), false),
-    d("kubectl", &[], "", Some("runs commands in cluster workloads (`exec`, `run`) and changes cluster state"), false),
-    d(
+    dangerous("less", &["-o", "--log-file", "-O", "--LOG-FILE"], "write files", Some(PAGER), false),
+    dangerous("more", &[], "", Some(PAGER), false),
+    dangerous("man", &["-P", "--pager", "-H", "--html", "-l", "--local-file"], "run a pager or browser of its choice", Some(PAGER), false),
+    dangerous("ssh", &["-o", "-F", "-L", "-R", "-D", "-w"], "run local commands (ProxyCommand, LocalCommand) or open tunnels", Some("runs commands on other hosts"), false),
+    dangerous("scp", &["-S", "-o", "-F"], "run a program of its choice", Some("copies files to and from other hosts"), true),
+    dangerous("rsync", &["-e", "--rsh", "--rsync-path", "--delete", "--remove-source-files"], "run programs or delete files", None, true),
+    dangerous("vim", &[], "", Some(EDITOR), false),
+    dangerous("vi", &[], "", Some(EDITOR), false),
+    dangerous("nvim", &[], "", Some(EDITOR), false),
+    dangerous("nano", &[], "", Some(EDITOR), false),
+    dangerous("emacs", &[], "", Some(EDITOR), false),
+    dangerous("python", &["-c", "-m"], "run inline code or any module", Some(INTERPRETER), false),
+    dangerous("python3", &["-c", "-m"], "run inline code or any module", Some(INTERPRETER), false),
+    dangerous("node", &["-e", "--eval", "-p", "--print", "-r", "--require", "--import"], "run inline code", Some(INTERPRETER), false),
+    dangerous("perl", &["-e", "-E", "-i", "-M", "-n", "-p"], "run inline code or edit files in place", Some(INTERPRETER), false),
+    dangerous("ruby", &["-e", "-i", "-r"], "run inline code or edit files in place", Some(INTERPRETER), false),
+    dangerous("php", &["-r", "-B", "-R", "-E", "-F", "-S"], "run inline code or serve files", Some(INTERPRETER), false),
+    dangerous("make", &["-f", "--file", "--makefile", "-C", "--directory", "--eval", "-E"], "run recipes from any makefile", Some("runs the recipes of the project's makefiles"), false),
+    dangerous("docker", &["--privileged", "-v", "--volume", "--mount", "--pid", "--network"], "give containers the host", Some("runs containers and commands in them"), false),
+    dangerous("kubectl", &[], "", Some("runs commands in cluster workloads (`exec`, `run`) and changes cluster state"), false),
+    dangerous(
         "curl",
         &[
             "-o", "--output", "-O", "--remote-name", "--remote-name-all", "-K", "--config", "-T",
@@ -137,7 +139,7 @@ const DANGERS: &[Danger] = &[
         None,
         false,
     ),
-    d(
+    dangerous(
         "wget",
         &[
             "-O", "--output-document", "-o", "--output-file", "-a", "--append-output", "-P",
@@ -148,27 +150,27 @@ const DANGERS: &[Danger] = &[
         Some("downloads into the working directory by default"),
         false,
     ),
-    d("zip", &["-T", "--test", "-TT", "--unzip-command", "-m", "--move"], "run a program or delete the zipped files", None, true),
-    d("unzip", &["-d", "-o"], "extract into any directory or overwrite files", Some("writes every file in the archive"), false),
-    d("tee", &[], "", None, true),
-    d("dd", &[], "", Some("reads and writes any file through `if=` and `of=`"), true),
-    d("cp", &["-t", "--target-directory"], "write into any directory", None, true),
-    d("mv", &["-t", "--target-directory"], "write into any directory", None, true),
-    d("ln", &["-t", "--target-directory", "-f", "--force"], "replace files with links", None, true),
-    d("install", &["-t", "--target-directory"], "write into any directory", None, true),
-    d("chmod", &["--reference"], "copy modes", None, true),
-    d("chown", &["--reference"], "copy owners", None, true),
-    d("split", &["--filter"], "run a program", None, true),
-    d("patch", &["-o", "--output", "-d", "--directory", "-r", "--reject-file"], "write any file", Some("writes the files a patch names"), false),
-    d("diff", &["--to-file", "--from-file"], "compare against arbitrary files", None, false),
-    d("xxd", &["-r"], "write binary files", None, false),
-    d("crontab", &[], "", Some("schedules commands"), false),
-    d("at", &[], "", Some("schedules commands"), false),
-    d("npm", &["--script-shell"], "run a shell of its choice", Some("runs the package scripts of the project"), false),
-    d("npx", &[], "", Some("downloads and runs packages"), false),
-    d("cargo", &["--config", "-Z"], "override configuration", Some("builds and runs the project's code (build scripts, tests)"), false),
-    d("pip", &[], "", Some("installs packages, running their build code"), false),
-    d("pip3", &[], "", Some("installs packages, running their build code"), false),
+    dangerous("zip", &["-T", "--test", "-TT", "--unzip-command", "-m", "--move"], "run a program or delete the zipped files", None, true),
+    dangerous("unzip", &["-d", "-o"], "extract into any directory or overwrite files", Some("writes every file in the archive"), false),
+    dangerous("tee", &[], "", None, true),
+    dangerous("dd", &[], "", Some("reads and writes any file through `if=` and `of=`"), true),
+    dangerous("cp", &["-t", "--target-directory"], "write into any directory", None, true),
+    dangerous("mv", &["-t", "--target-directory"], "write into any directory", None, true),
+    dangerous("ln", &["-t", "--target-directory", "-f", "--force"], "replace files with links", None, true),
+    dangerous("install", &["-t", "--target-directory"], "write into any directory", None, true),
+    dangerous("chmod", &["--reference"], "copy modes", None, true),
+    dangerous("chown", &["--reference"], "copy owners", None, true),
+    dangerous("split", &["--filter"], "run a program", None, true),
+    dangerous("patch", &["-o", "--output", "-d", "--directory", "-r", "--reject-file"], "write any file", Some("writes the files a patch names"), false),
+    dangerous("diff", &["--to-file", "--from-file"], "compare against arbitrary files", None, false),
+    dangerous("xxd", &["-r"], "write binary files", None, false),
+    dangerous("crontab", &[], "", Some("schedules commands"), false),
+    dangerous("at", &[], "", Some("schedules commands"), false),
+    dangerous("npm", &["--script-shell"], "run a shell of its choice", Some("runs the package scripts of the project"), false),
+    dangerous("npx", &[], "", Some("downloads and runs packages"), false),
+    dangerous("cargo", &["--config", "-Z"], "override configuration", Some("builds and runs the project's code (build scripts, tests)"), false),
+    dangerous("pip", &[], "", Some("installs packages, running their build code"), false),
+    dangerous("pip3", &[], "", Some("installs packages, running their build code"), false),
 ];
 
 fn danger(program: &str) -> Option<&'static Danger> {
