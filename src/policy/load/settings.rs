@@ -111,8 +111,8 @@ impl Loader {
     /// `[limits]`.
     pub(super) fn apply_limits(&mut self, file: &File, l: RawLimits) {
         let mut limits = self.policy.limits;
-        self.count(file, &l.max_bytes, 1, &mut limits.max_bytes);
-        self.count(file, &l.max_depth, 1, &mut limits.max_depth);
+        self.count(file, &l.max_bytes, 1, &mut limits.parse.max_bytes);
+        self.count(file, &l.max_depth, 1, &mut limits.parse.max_depth);
         self.count(file, &l.max_commands, 1, &mut limits.max_commands);
         self.count(file, &l.max_nesting, 0, &mut limits.max_nesting);
         self.policy.limits = limits;
