@@ -1,5 +1,5 @@
 //! Loading a policy whole: validate it ([`crate::policy`]), then run its `[examples]` through
-//! the evaluator ([`crate::evaluate`]).
+//! the evaluator ([`crate::evaluate()`]).
 //!
 //! This layer sits above both, so that the policy layer never runs the evaluator: `policy`
 //! turns TOML into a validated [`Policy`] (or every problem with its location), and only here

@@ -5,10 +5,11 @@
 //! depth, every word's substitutions, every assignment, every redirection, and the payloads of
 //! wrappers. Each finding that is not an allow becomes a [`Reason`]; the strictest verdict wins.
 //!
-//! The files, in the order a command meets them: [`walk`] visits the IR, [`cwd`] follows the
-//! working directory through it, [`redirects`], [`env`] and [`path_rules`] check those parts,
-//! and [`dispatch`] picks the rule for each simple command ([`args`] for a program's options
-//! and operands, [`kinds`] for typed operands, [`sandbox`] for rules that need the sandbox).
+//! The files, in the order a command meets them: `walk.rs` visits the IR, `cwd.rs` follows
+//! the working directory through it, `redirects.rs`, `env.rs` and `path_rules.rs` check those
+//! parts, and `dispatch.rs` picks the rule for each simple command (`args.rs` for a program's
+//! options and operands, `kinds.rs` for typed operands, `sandbox.rs` for rules that need the
+//! sandbox).
 
 mod args;
 mod bindings;

@@ -1,10 +1,10 @@
-//! `policy-check lint`: every load error of a policy file, plus warnings about rules that
-//! load fine but do not mean what they seem to.
+//! The linter: warnings (`lint-*` codes) about rules of a loaded policy that load fine but do
+//! not mean what they seem to.
 //!
-//! Errors are the loader's own diagnostics (`policy-*` codes, including
-//! `policy-example-failed`); warnings have `lint-*` codes. Both are [`Diagnostic`]s, and
-//! every code with its meaning is listed once, in `src/codes.rs` (and the README table
-//! checked against it).
+//! `policy-check lint` reports these after the loader's own errors (`policy-*` codes,
+//! including `policy-example-failed`; see `lint_name_or_file` in `src/load.rs`, the layer that
+//! runs the examples). Both are [`Diagnostic`]s, and every code with its meaning is listed
+//! once, in `src/codes.rs` (and the README table checked against it).
 //!
 //! Only rules written in the linted file are warned about; rules from included policies are
 //! the business of those files.

@@ -1,7 +1,7 @@
 //! Policies: TOML files validated (every problem, with its file:line:col) and compiled once.
 //!
 //! Loading goes in stages, after cargo-deny: the TOML is read into raw serde types
-//! ([`raw`]), each file is validated against its own source text so that every diagnostic
+//! (`raw.rs`), each file is validated against its own source text so that every diagnostic
 //! points into the right file, included files are applied first, and the result is an
 //! immutable [`Policy`] that is cheap to share between threads and evaluates without
 //! recompiling anything.

@@ -174,7 +174,7 @@ fn pascal_case(code: &str) -> String {
 }
 
 /// A one-line description of a reason or diagnostic code, for `rules[].shortDescription`:
-/// the description in [`crate::codes`], or the code itself for an id of neither family.
+/// the description in `src/codes.rs`, or the code itself for an id of neither family.
 pub fn describe(code: &str) -> String {
     crate::codes::describe(code).map_or_else(|| code.to_string(), str::to_string)
 }
