@@ -49,7 +49,7 @@ fn script_phase() {
     let mut policy = Policy::shipped("read-only")
         .expect("shipped")
         .expect("valid");
-    policy.limits.max_bytes = 2 << 20;
+    policy.limits.parse.max_bytes = 2 << 20;
     policy.limits.max_commands = 1_000_000;
     let t = std::time::Instant::now();
     let d = policy.evaluate(&Context::example(), &script);

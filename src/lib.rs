@@ -25,7 +25,10 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod codes;
 pub mod evaluate;
+mod layers;
+pub mod load;
 pub mod middleware;
 pub mod policy;
 pub mod redact;

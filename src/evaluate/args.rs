@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use super::Eval;
+use crate::codes::ReasonCode;
 use crate::policy::{ArgKind, ProgramRule, Verdict};
 use crate::shell::{Fields, Param, Span, Word, WordPart};
 
@@ -58,9 +59,9 @@ impl Eval<'_> {
                 )
             });
             let code = if rule.verdict == Verdict::Deny {
-                "program-denied"
+                ReasonCode::ProgramDenied
             } else {
-                "program-ask"
+                ReasonCode::ProgramAsk
             };
             self.reason(code, rule.verdict, Some(&rule.rule), msg, name_span);
             if rule.verdict == Verdict::Deny {
@@ -138,9 +139,9 @@ impl Eval<'_> {
                         format!("`{s}` is {} for `{}`", verdict_word(ar.verdict), rule.name)
                     });
                     let code = if ar.verdict == Verdict::Deny {
-                        "argument-denied"
+                        ReasonCode::ArgumentDenied
                     } else {
-                        "argument-ask"
+                        ReasonCode::ArgumentAsk
                     };
                     self.reason(code, ar.verdict, Some(&ar.rule), msg, w.span);
                 }
@@ -262,7 +263,7 @@ impl Eval<'_> {
                             );
                             let span = sub_word.map_or(name_span, |w| w.span);
                             self.reason(
-                                "subcommand-not-allowed",
+                                ReasonCode::SubcommandNotAllowed,
                                 rule.unknown_subcommand,
                                 Some(&rule.rule),
                                 msg,
@@ -274,7 +275,7 @@ impl Eval<'_> {
                 None if sub_word.is_some() => {
                     let span = sub_word.map_or(name_span, |w| w.span);
                     self.reason(
-                        "dynamic-argument",
+                        ReasonCode::DynamicArgument,
                         Verdict::Deny,
                         Some(&rule.rule),
                         format!(
@@ -287,7 +288,7 @@ impl Eval<'_> {
                 None => {
                     let msg = format!("`{}` without a subcommand is not allowed", rule.name);
                     self.reason(
-                        "subcommand-not-allowed",
+                        ReasonCode::SubcommandNotAllowed,
                         rule.unknown_subcommand,
                         Some(&rule.rule),
                         msg,
@@ -301,7 +302,7 @@ impl Eval<'_> {
         let count = p.operands.len();
         if count < rule.min_operands {
             self.reason(
-                "missing-operand",
+                ReasonCode::MissingOperand,
                 Verdict::Deny,
                 Some(&rule.rule),
                 format!(
@@ -342,7 +343,7 @@ impl Eval<'_> {
                     ),
                 };
                 self.reason(
-                    "too-many-operands",
+                    ReasonCode::TooManyOperands,
                     rule.extra_operands,
                     Some(&rule.rule),
                     extra,
@@ -367,7 +368,7 @@ impl Eval<'_> {
                         "this word may become any number of words when it runs, and the operands of `{}` mean different things by position; name the operand exactly",
                         rule.name
                     );
-                    self.setting("word-split", &s, msg, w.span);
+                    self.setting(ReasonCode::WordSplit, &s, msg, w.span);
                     // Its words may land where the repeated kind is, too: checked as both.
                     if let Some(other) = spec.repeat.filter(|&r| r != kind) {
                         self.value(rule, other, Value::Word(w));
@@ -422,7 +423,7 @@ impl Eval<'_> {
                 self.cd_targets = Some(targets);
             } else {
                 self.reason(
-                    "cd-unresolved",
+                    ReasonCode::CdUnresolved,
                     Verdict::Deny,
                     Some(&rule.rule),
                     "`cd` to a directory that is not one exact path: the paths of the commands after it could not be checked".to_string(),
@@ -440,7 +441,7 @@ impl Eval<'_> {
             rule.name
         );
         self.reason(
-            "option-not-allowed",
+            ReasonCode::OptionNotAllowed,
             Verdict::Deny,
             Some(&rule.rule),
             m,
@@ -479,7 +480,7 @@ impl Eval<'_> {
                     rule.name
                 );
                 self.reason(
-                    "option-value-denied",
+                    ReasonCode::OptionValueDenied,
                     Verdict::Deny,
                     Some(&rule.rule),
                     m,
@@ -498,7 +499,7 @@ impl Eval<'_> {
                 .collect::<Vec<_>>()
                 .join(", ");
             self.reason(
-                "option-required",
+                ReasonCode::OptionRequired,
                 Verdict::Deny,
                 Some(&rule.rule),
                 format!("`{}` is allowed only with {want}", rule.name),
@@ -571,13 +572,25 @@ impl Eval<'_> {
         };
         if rule.deny_options.contains(name) || denied_by_prefix {
             let m = with_extra(format!("option `{written}` of `{}` is denied", rule.name));
-            self.reason("option-denied", Verdict::Deny, Some(&rule.rule), m, span);
+            self.reason(
+                ReasonCode::OptionDenied,
+                Verdict::Deny,
+                Some(&rule.rule),
+                m,
+                span,
+            );
         } else if rule.ask_options.contains(name) {
             let m = with_extra(format!(
                 "option `{written}` of `{}` needs approval",
                 rule.name
             ));
-            self.reason("option-ask", Verdict::Ask, Some(&rule.rule), m, span);
+            self.reason(
+                ReasonCode::OptionAsk,
+                Verdict::Ask,
+                Some(&rule.rule),
+                m,
+                span,
+            );
         } else if let Some(allowed) = &rule.allow_options {
             if written.starts_with("--") && written != name && !allowed.contains(written) {
                 // An abbreviation of an allowed option may also be the full name of one the
@@ -587,7 +600,7 @@ impl Eval<'_> {
                     rule.name
                 ));
                 self.reason(
-                    "option-not-allowed",
+                    ReasonCode::OptionNotAllowed,
                     Verdict::Deny,
                     Some(&rule.rule),
                     m,
@@ -600,7 +613,7 @@ impl Eval<'_> {
                     rule.name
                 ));
                 self.reason(
-                    "option-not-allowed",
+                    ReasonCode::OptionNotAllowed,
                     Verdict::Deny,
                     Some(&rule.rule),
                     m,
@@ -617,7 +630,7 @@ impl Eval<'_> {
         let Some(value) = value else {
             if rule.options_with_value.contains(name) {
                 self.reason(
-                    "missing-operand",
+                    ReasonCode::MissingOperand,
                     Verdict::Deny,
                     Some(&rule.rule),
                     format!("option `{written}` needs a value"),
@@ -642,7 +655,7 @@ impl Eval<'_> {
                     Value::Glued(_, s) => *s,
                 };
                 self.reason(
-                    "option-value-denied",
+                    ReasonCode::OptionValueDenied,
                     Verdict::Deny,
                     Some(&rule.rule),
                     m,
@@ -660,7 +673,7 @@ impl Eval<'_> {
                     "the value of `{written}` may become several words when bash splits or globs it, and the words after the first would be more arguments of `{}`; quote it",
                     rule.name
                 );
-                self.setting("word-split", &s, msg, w.span);
+                self.setting(ReasonCode::WordSplit, &s, msg, w.span);
             }
         }
         let kind = rule
@@ -701,7 +714,7 @@ impl Eval<'_> {
                 match text {
                     Some(name) if super::is_identifier(&name) => self.env_name(&name, span),
                     _ => self.reason(
-                        "variable-name",
+                        ReasonCode::VariableName,
                         Verdict::Deny,
                         Some(&rule.rule),
                         format!(
@@ -725,7 +738,7 @@ impl Eval<'_> {
                             self.env_name(name, span);
                         } else {
                             self.reason(
-                                "variable-name",
+                                ReasonCode::VariableName,
                                 Verdict::Deny,
                                 Some(&rule.rule),
                                 format!("`{}` of `{name}` (not a plain variable name) cannot be checked", rule.name),
@@ -741,7 +754,7 @@ impl Eval<'_> {
                         }
                     }
                     None => self.reason(
-                        "variable-name",
+                        ReasonCode::VariableName,
                         Verdict::Deny,
                         Some(&rule.rule),
                         format!(
@@ -766,9 +779,9 @@ impl Eval<'_> {
                     super::check_awk
                 };
                 let code = if kind == ArgKind::SedScript {
-                    "sed-script"
+                    ReasonCode::SedScript
                 } else {
-                    "awk-program"
+                    ReasonCode::AwkProgram
                 };
                 match text {
                     Some(t) => {
@@ -830,21 +843,21 @@ impl Eval<'_> {
                     "bash splits this word into words that are only known when it runs, and any of them could be an option of `{}`; quote the expansion (\"$x\") or put `--` before operands",
                     rule.name
                 );
-                self.setting("word-split", &s, msg, w.span);
+                self.setting(ReasonCode::WordSplit, &s, msg, w.span);
             }
             Fields::Many { .. } => {
                 let msg = format!(
                     "the glob could expand to file names that look like options of `{}` (a file can be named `--pre=sh`); write `./` before it, or put `--` before operands",
                     rule.name
                 );
-                self.setting("dynamic-argument", &s, msg, w.span);
+                self.setting(ReasonCode::DynamicArgument, &s, msg, w.span);
             }
             _ => {
                 let msg = format!(
                     "an argument of `{}` is not known before it runs and could be an option; put `--` before operands",
                     rule.name
                 );
-                self.setting("dynamic-argument", &s, msg, w.span);
+                self.setting(ReasonCode::DynamicArgument, &s, msg, w.span);
             }
         }
     }
@@ -891,7 +904,7 @@ impl Eval<'_> {
                 || self.policy.wrappers.ask.contains_key("find");
             if !allowed {
                 self.reason(
-                    "wrapper-denied",
+                    ReasonCode::WrapperDenied,
                     Verdict::Deny,
                     None,
                     format!("`find {opt}` runs another command and find is not an allowed wrapper"),
@@ -899,7 +912,7 @@ impl Eval<'_> {
                 );
             } else if !closed || payload.is_empty() {
                 self.reason(
-                    "wrapper-unverifiable",
+                    ReasonCode::WrapperUnverifiable,
                     Verdict::Deny,
                     None,
                     format!("`find {opt}` without a complete command"),
@@ -909,7 +922,7 @@ impl Eval<'_> {
                 if self.policy.wrappers.ask.contains_key("find") {
                     let r = self.policy.wrappers.ask.get("find").cloned();
                     self.reason(
-                        "wrapper-ask",
+                        ReasonCode::WrapperAsk,
                         Verdict::Ask,
                         r.as_ref(),
                         format!("`find {opt}` needs approval"),

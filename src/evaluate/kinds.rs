@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use super::Eval;
+use crate::codes::ReasonCode;
 use crate::policy::{ArgKind, ProgramRule, Verdict};
 use crate::shell::{Span, Word, WordPart};
 
@@ -31,7 +32,7 @@ impl Eval<'_> {
                     None => "from a file".to_string(),
                 };
                 self.reason(
-                    "path-list",
+                    ReasonCode::PathList,
                     Verdict::Deny,
                     Some(&rule.rule),
                     format!(
@@ -43,7 +44,7 @@ impl Eval<'_> {
             }
             ArgKind::ModulePath => {
                 self.reason(
-                    "module-path",
+                    ReasonCode::ModulePath,
                     Verdict::Deny,
                     Some(&rule.rule),
                     format!("`{name}` would load code from this path, which cannot be checked"),
@@ -53,7 +54,7 @@ impl Eval<'_> {
             }
             ArgKind::Program => {
                 self.reason(
-                    "option-runs-program",
+                    ReasonCode::OptionRunsProgram,
                     Verdict::Deny,
                     Some(&rule.rule),
                     format!("this option makes `{name}` run another program"),
@@ -75,7 +76,7 @@ impl Eval<'_> {
                 }
                 Some(_) => {
                     self.reason(
-                        "backup-suffix",
+                        ReasonCode::BackupSuffix,
                         Verdict::Deny,
                         Some(&rule.rule),
                         format!("a backup suffix of `{name}` with `/` but no `*`, or with `..`, names a path that cannot be checked"),
@@ -85,7 +86,7 @@ impl Eval<'_> {
                 }
                 None => {
                     self.reason(
-                        "backup-suffix",
+                        ReasonCode::BackupSuffix,
                         Verdict::Deny,
                         Some(&rule.rule),
                         format!("the backup suffix of `{name}` is not known before it runs, and a `/` in it makes it a written path"),
@@ -105,7 +106,7 @@ impl Eval<'_> {
                 };
                 if let Some(why) = why {
                     self.reason(
-                        "jq-program",
+                        ReasonCode::JqProgram,
                         Verdict::Deny,
                         Some(&rule.rule),
                         format!("{why}; `{name}` may only read its inputs"),

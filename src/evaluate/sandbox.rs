@@ -8,6 +8,7 @@
 //! policy or the executor does not sandbox) or `sandbox-unavailable` (the policy asks for the
 //! sandbox but the kernel cannot give it).
 
+use crate::codes::ReasonCode;
 use crate::policy::{ProgramRule, Verdict};
 use crate::shell::{Span, Word};
 
@@ -65,12 +66,12 @@ impl<'a> Eval<'a> {
         let (code, why) = match self.ctx.sandbox {
             SandboxState::Enforced => return true,
             SandboxState::Off => (
-                "sandbox-required",
+                ReasonCode::SandboxRequired,
                 "it runs code that cannot be checked from the command, which is allowed only \
                  inside the kernel sandbox, and this session is not sandboxed",
             ),
             SandboxState::Unavailable => (
-                "sandbox-unavailable",
+                ReasonCode::SandboxUnavailable,
                 "it runs code that cannot be checked from the command, which is allowed only \
                  inside the kernel sandbox, and this kernel cannot provide it (Landlock is \
                  missing or too old)",

@@ -6,6 +6,7 @@ use globset::GlobMatcher;
 use regex::Regex;
 
 use super::{RuleRef, Verdict};
+use crate::shell;
 
 /// A verdict with the rule that set it.
 #[derive(Debug, Clone)]
@@ -25,13 +26,13 @@ impl Setting {
     }
 }
 
-/// Limits on the input and its structure.
+/// Limits on the input and its structure: the parser's, and the evaluator's own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
-    /// Largest command accepted, in bytes.
-    pub max_bytes: usize,
-    /// Deepest syntax nesting.
-    pub max_depth: usize,
+    /// What the parser accepts: `[limits] max_bytes` (largest command, in bytes) and
+    /// `max_depth` (deepest syntax nesting), and its node budget. The evaluator parses
+    /// every command and payload under exactly these.
+    pub parse: shell::Limits,
     /// Most simple commands in one input, counting nested ones.
     pub max_commands: usize,
     /// Deepest nesting of re-parsed payloads (`bash -c "bash -c '...'"`, `eval`).
@@ -41,8 +42,7 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            max_bytes: 64 * 1024,
-            max_depth: 128,
+            parse: shell::Limits::default(),
             max_commands: 1000,
             max_nesting: 4,
         }

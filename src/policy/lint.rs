@@ -1,75 +1,18 @@
-//! `policy-check lint`: every load error of a policy file, plus warnings about rules that
-//! load fine but do not mean what they seem to.
+//! The linter: warnings (`lint-*` codes) about rules of a loaded policy that load fine but do
+//! not mean what they seem to.
 //!
-//! Errors are the loader's own diagnostics (`policy-*` codes, including
-//! `policy-example-failed`). Warnings have `lint-*` codes:
-//!
-//! | code | meaning |
-//! |---|---|
-//! | `lint-dangerous-option` | an allowed program has options that run programs or write files, and the rule neither denies nor restricts them |
-//! | `lint-dangerous-program` | an allowed program runs arbitrary code or is interactive, and its rule is bare (no option, argument or subcommand rules) |
-//! | `lint-untyped-write` | a program that writes its operands has no `path-write` operand kind, so its writes are checked as reads |
-//! | `lint-untyped-script` | `sed` / `awk` operands are not typed `sed-script` / `awk-program`, so `sed 1e` and `awk system()` are not seen |
-//! | `lint-shadowed-option` | an option in `allow_options` / `ask_options` that is a prefix of a denied long option, so the evaluator always refuses it as an abbreviation |
-//! | `lint-unreachable-rule` | option, argument or subcommand rules of a program whose verdict is `deny` never apply |
-//! | `lint-unsatisfiable` | a rule no command can satisfy (a required option that is denied or not allowed) |
-//! | `lint-contradiction` | an option both takes a value and takes an optional glued value |
-//! | `lint-shadowed-path` | a `[paths]` read/write pattern that the matching deny list also names |
-//! | `lint-shadowed-env` | an `[env]` allow/ask name that a deny pattern always wins over |
-//! | `lint-no-option-allowlist` | an allowed program (or subcommand) has no `allow_options`, so every option it does not deny passes |
+//! `policy-check lint` reports these after the loader's own errors (`policy-*` codes,
+//! including `policy-example-failed`; see `lint_name_or_file` in `src/load.rs`, the layer that
+//! runs the examples). Both are [`Diagnostic`]s, and every code with its meaning is listed
+//! once, in `src/codes.rs` (and the README table checked against it).
 //!
 //! Only rules written in the linted file are warned about; rules from included policies are
 //! the business of those files.
 
 use std::collections::BTreeSet;
-use std::fmt;
-use std::path::Path;
 
-use serde::Serialize;
-
-use super::{ArgKind, Location, Policy, PolicyError, ProgramRule, Verdict};
-
-/// How bad a finding is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    /// The rule works but is probably not what was meant.
-    Warning,
-    /// The policy does not load.
-    Error,
-}
-
-impl fmt::Display for Severity {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Severity::Warning => "warning",
-            Severity::Error => "error",
-        })
-    }
-}
-
-/// One problem found by the linter.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Finding {
-    /// Error (the policy does not load) or warning.
-    pub severity: Severity,
-    /// Stable kebab-case code: `policy-*` for load errors, `lint-*` for warnings.
-    pub code: &'static str,
-    /// What is wrong and what to do.
-    pub message: String,
-    /// Where.
-    pub location: Location,
-}
-
-impl fmt::Display for Finding {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}: {}[{}]: {}",
-            self.location, self.severity, self.code, self.message
-        )
-    }
-}
+use super::{ArgKind, Diagnostic, Location, Policy, ProgramRule, Severity, Verdict};
+use crate::codes::DiagnosticCode;
 
 /// A program whose flags (or nature) can run other programs or write files.
 struct Danger {
@@ -85,7 +28,9 @@ struct Danger {
     writes_operands: bool,
 }
 
-const fn d(
+/// One row of [`DANGERS`]: `program`, its dangerous `flags` and what they do (`why`), what
+/// the program does inherently when that alone is dangerous, and whether it writes operands.
+const fn dangerous(
     program: &'static str,
     flags: &'static [&'static str],
     why: &'static str,
@@ -107,7 +52,7 @@ const EDITOR: &str = "edits files and can run shell commands";
 
 /// Programs with options that turn a reader into a writer or an executor.
 const DANGERS: &[Danger] = &[
-    d(
+    dangerous(
         "find",
         &[
             "-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf",
@@ -117,28 +62,28 @@ const DANGERS: &[Danger] = &[
         None,
         false,
     ),
-    d(
+    dangerous(
         "sed",
         &["-i", "--in-place", "-f", "--file"],
         "edit files in place or read a script file",
         None,
         false,
     ),
-    d(
+    dangerous(
         "awk",
         &["-f", "--file", "-i", "--include", "-l", "--load", "-E", "--exec"],
         "load programs or extensions from files",
         None,
         false,
     ),
-    d(
+    dangerous(
         "git",
         &["-c", "--config-env", "--exec-path", "-C", "--git-dir", "--work-tree"],
         "set configuration (core.pager, core.sshCommand, aliases) that runs programs, or act on another repository",
         None,
         false,
     ),
-    d(
+    dangerous(
         "tar",
         &[
             "--checkpoint-action", "--to-command", "--use-compress-program", "-I", "--info-script",
@@ -148,41 +93,41 @@ const DANGERS: &[Danger] = &[
         None,
         false,
     ),
-    d(
+    dangerous(
         "rg",
         &["--pre", "--pre-glob", "-z", "--search-zip"],
         "run preprocessor programs",
         None,
         false,
     ),
-    d(
+    dangerous(
         "sort",
         &["-o", "--output", "--compress-program", "-T", "--temporary-directory"],
         "write files or run a compressor",
         None,
         false,
     ),
-    d("less", &["-o", "--log-file", "-O", "--LOG-FILE"], "write files", Some(PAGER), false),
-    d("more", &[], "", Some(PAGER), false),
-    d("man", &["-P", "--pager", "-H", "--html", "-l", "--local-file"], "run a pager or browser of its choice", Some(PAGER), false),
-    d("ssh", &["-o", "-F", "-L", "-R", "-D", "-w"], "run local commands (ProxyCommand, LocalCommand) or open tunnels", Some("runs commands on other hosts"), false),
-    d("scp", &["-S", "-o", "-F"], "run a program of its choice", Some("copies files to and from other hosts"), true),
-    d("rsync", &["-e", "--rsh", "--rsync-path", "--delete", "--remove-source-files"], "run programs or delete files", None, true),
-    d("vim", &[], "", Some(EDITOR), false),
-    d("vi", &[], "", Some(EDITOR), false),
-    d("nvim", &[], "", Some(EDITOR), false),
-    d("nano", &[], "", Some(EDITOR), false),
-    d("emacs", &[], "", Some(EDITOR), false),
-    d("python", &["-c", "-m"], "run inline code or any module", Some(INTERPRETER), false),
-    d("python3", &["-c", "-m"], "run inline code or any module", Some(INTERPRETER), false),
-    d("node", &["-e", "--eval", "-p", "--print", "-r", "--require", "--import"], "run inline code", Some(INTERPRETER), false),
-    d("perl", &["-e", "-E", "-i", "-M", "-n", "-p"], "run inline code or edit files in place", Some(INTERPRETER), false),
-    d("ruby", &["-e", "-i", "-r"], "run inline code or edit files in place", Some(INTERPRETER), false),
-    d("php", &["-r", "-B", "-R", "-E", "-F", "-S"], "run inline code or serve files", Some(INTERPRETER), false),
-    d("make", &["-f", "--file", "--makefile", "-C", "--directory", "--eval", "-E"], "run recipes from any makefile", Some("runs the recipes of the project's makefiles"), false),
-    d("docker", &["--privileged", "-v", "--volume", "--mount", "--pid", "--network"], "give containers the host", Some("runs containers and commands in them"), false),
-    d("kubectl", &[], "", Some("runs commands in cluster workloads (`exec`, `run`) and changes cluster state"), false),
-    d(
+    dangerous("less", &["-o", "--log-file", "-O", "--LOG-FILE"], "write files", Some(PAGER), false),
+    dangerous("more", &[], "", Some(PAGER), false),
+    dangerous("man", &["-P", "--pager", "-H", "--html", "-l", "--local-file"], "run a pager or browser of its choice", Some(PAGER), false),
+    dangerous("ssh", &["-o", "-F", "-L", "-R", "-D", "-w"], "run local commands (ProxyCommand, LocalCommand) or open tunnels", Some("runs commands on other hosts"), false),
+    dangerous("scp", &["-S", "-o", "-F"], "run a program of its choice", Some("copies files to and from other hosts"), true),
+    dangerous("rsync", &["-e", "--rsh", "--rsync-path", "--delete", "--remove-source-files"], "run programs or delete files", None, true),
+    dangerous("vim", &[], "", Some(EDITOR), false),
+    dangerous("vi", &[], "", Some(EDITOR), false),
+    dangerous("nvim", &[], "", Some(EDITOR), false),
+    dangerous("nano", &[], "", Some(EDITOR), false),
+    dangerous("emacs", &[], "", Some(EDITOR), false),
+    dangerous("python", &["-c", "-m"], "run inline code or any module", Some(INTERPRETER), false),
+    dangerous("python3", &["-c", "-m"], "run inline code or any module", Some(INTERPRETER), false),
+    dangerous("node", &["-e", "--eval", "-p", "--print", "-r", "--require", "--import"], "run inline code", Some(INTERPRETER), false),
+    dangerous("perl", &["-e", "-E", "-i", "-M", "-n", "-p"], "run inline code or edit files in place", Some(INTERPRETER), false),
+    dangerous("ruby", &["-e", "-i", "-r"], "run inline code or edit files in place", Some(INTERPRETER), false),
+    dangerous("php", &["-r", "-B", "-R", "-E", "-F", "-S"], "run inline code or serve files", Some(INTERPRETER), false),
+    dangerous("make", &["-f", "--file", "--makefile", "-C", "--directory", "--eval", "-E"], "run recipes from any makefile", Some("runs the recipes of the project's makefiles"), false),
+    dangerous("docker", &["--privileged", "-v", "--volume", "--mount", "--pid", "--network"], "give containers the host", Some("runs containers and commands in them"), false),
+    dangerous("kubectl", &[], "", Some("runs commands in cluster workloads (`exec`, `run`) and changes cluster state"), false),
+    dangerous(
         "curl",
         &[
             "-o", "--output", "-O", "--remote-name", "--remote-name-all", "-K", "--config", "-T",
@@ -194,7 +139,7 @@ const DANGERS: &[Danger] = &[
         None,
         false,
     ),
-    d(
+    dangerous(
         "wget",
         &[
             "-O", "--output-document", "-o", "--output-file", "-a", "--append-output", "-P",
@@ -205,27 +150,27 @@ const DANGERS: &[Danger] = &[
         Some("downloads into the working directory by default"),
         false,
     ),
-    d("zip", &["-T", "--test", "-TT", "--unzip-command", "-m", "--move"], "run a program or delete the zipped files", None, true),
-    d("unzip", &["-d", "-o"], "extract into any directory or overwrite files", Some("writes every file in the archive"), false),
-    d("tee", &[], "", None, true),
-    d("dd", &[], "", Some("reads and writes any file through `if=` and `of=`"), true),
-    d("cp", &["-t", "--target-directory"], "write into any directory", None, true),
-    d("mv", &["-t", "--target-directory"], "write into any directory", None, true),
-    d("ln", &["-t", "--target-directory", "-f", "--force"], "replace files with links", None, true),
-    d("install", &["-t", "--target-directory"], "write into any directory", None, true),
-    d("chmod", &["--reference"], "copy modes", None, true),
-    d("chown", &["--reference"], "copy owners", None, true),
-    d("split", &["--filter"], "run a program", None, true),
-    d("patch", &["-o", "--output", "-d", "--directory", "-r", "--reject-file"], "write any file", Some("writes the files a patch names"), false),
-    d("diff", &["--to-file", "--from-file"], "compare against arbitrary files", None, false),
-    d("xxd", &["-r"], "write binary files", None, false),
-    d("crontab", &[], "", Some("schedules commands"), false),
-    d("at", &[], "", Some("schedules commands"), false),
-    d("npm", &["--script-shell"], "run a shell of its choice", Some("runs the package scripts of the project"), false),
-    d("npx", &[], "", Some("downloads and runs packages"), false),
-    d("cargo", &["--config", "-Z"], "override configuration", Some("builds and runs the project's code (build scripts, tests)"), false),
-    d("pip", &[], "", Some("installs packages, running their build code"), false),
-    d("pip3", &[], "", Some("installs packages, running their build code"), false),
+    dangerous("zip", &["-T", "--test", "-TT", "--unzip-command", "-m", "--move"], "run a program or delete the zipped files", None, true),
+    dangerous("unzip", &["-d", "-o"], "extract into any directory or overwrite files", Some("writes every file in the archive"), false),
+    dangerous("tee", &[], "", None, true),
+    dangerous("dd", &[], "", Some("reads and writes any file through `if=` and `of=`"), true),
+    dangerous("cp", &["-t", "--target-directory"], "write into any directory", None, true),
+    dangerous("mv", &["-t", "--target-directory"], "write into any directory", None, true),
+    dangerous("ln", &["-t", "--target-directory", "-f", "--force"], "replace files with links", None, true),
+    dangerous("install", &["-t", "--target-directory"], "write into any directory", None, true),
+    dangerous("chmod", &["--reference"], "copy modes", None, true),
+    dangerous("chown", &["--reference"], "copy owners", None, true),
+    dangerous("split", &["--filter"], "run a program", None, true),
+    dangerous("patch", &["-o", "--output", "-d", "--directory", "-r", "--reject-file"], "write any file", Some("writes the files a patch names"), false),
+    dangerous("diff", &["--to-file", "--from-file"], "compare against arbitrary files", None, false),
+    dangerous("xxd", &["-r"], "write binary files", None, false),
+    dangerous("crontab", &[], "", Some("schedules commands"), false),
+    dangerous("at", &[], "", Some("schedules commands"), false),
+    dangerous("npm", &["--script-shell"], "run a shell of its choice", Some("runs the package scripts of the project"), false),
+    dangerous("npx", &[], "", Some("downloads and runs packages"), false),
+    dangerous("cargo", &["--config", "-Z"], "override configuration", Some("builds and runs the project's code (build scripts, tests)"), false),
+    dangerous("pip", &[], "", Some("installs packages, running their build code"), false),
+    dangerous("pip3", &[], "", Some("installs packages, running their build code"), false),
 ];
 
 fn danger(program: &str) -> Option<&'static Danger> {
@@ -237,46 +182,9 @@ pub fn known_dangerous_programs() -> impl Iterator<Item = &'static str> {
     DANGERS.iter().map(|d| d.program)
 }
 
-/// Lint a policy file (or a shipped policy name). A file that cannot be read is an `Err`
-/// (exit 2 in `policy-check lint`); a policy that does not load yields its diagnostics as
-/// errors.
-pub fn lint_name_or_file(spec: &str) -> Result<Vec<Finding>, PolicyError> {
-    let (loaded, origin) = match Policy::shipped(spec) {
-        Some(p) => (p, format!("shipped:{spec}")),
-        None => (
-            Policy::from_file(spec),
-            Path::new(spec).display().to_string(),
-        ),
-    };
-    match loaded {
-        Ok(policy) => Ok(lint_policy(&policy, &origin)),
-        Err(PolicyError::Invalid(diags)) => {
-            let mut out: Vec<Finding> = diags
-                .into_iter()
-                .map(|d| Finding {
-                    severity: Severity::Error,
-                    code: d.code,
-                    message: d.message,
-                    location: d.location,
-                })
-                .collect();
-            // Stable order: this file first, then included ones, each by position.
-            out.sort_by(|a, b| {
-                (a.location.file != origin, a.location.line, a.location.col).cmp(&(
-                    b.location.file != origin,
-                    b.location.line,
-                    b.location.col,
-                ))
-            });
-            Ok(out)
-        }
-        Err(e) => Err(e),
-    }
-}
-
 /// Warnings about a loaded policy, for the rules written in `origin` (the file name the
 /// policy was loaded under).
-pub fn lint_policy(policy: &Policy, origin: &str) -> Vec<Finding> {
+pub fn lint_policy(policy: &Policy, origin: &str) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for rule in policy.programs.values() {
         if rule.rule.location.file == origin {
@@ -291,13 +199,13 @@ pub fn lint_policy(policy: &Policy, origin: &str) -> Vec<Finding> {
     out
 }
 
-fn warn(out: &mut Vec<Finding>, code: &'static str, message: String, location: &Location) {
-    out.push(Finding {
-        severity: Severity::Warning,
+fn warn(out: &mut Vec<Diagnostic>, code: DiagnosticCode, message: String, location: &Location) {
+    out.push(Diagnostic::new(
+        Severity::Warning,
         code,
         message,
-        location: location.clone(),
-    });
+        location.clone(),
+    ));
 }
 
 /// Whether `rule` refuses (or asks for) `flag`, one way or another.
@@ -356,7 +264,7 @@ fn operand_kinds(rule: &ProgramRule) -> impl Iterator<Item = ArgKind> + '_ {
         .chain(ops.tail.iter().copied())
 }
 
-fn lint_program(rule: &ProgramRule, top: bool, out: &mut Vec<Finding>) {
+fn lint_program(rule: &ProgramRule, top: bool, out: &mut Vec<Diagnostic>) {
     let loc = &rule.rule.location;
     let name = &rule.name;
     if rule.verdict == Verdict::Deny {
@@ -376,7 +284,7 @@ fn lint_program(rule: &ProgramRule, top: bool, out: &mut Vec<Finding>) {
         if !what.is_empty() {
             warn(
                 out,
-                "lint-unreachable-rule",
+                DiagnosticCode::LintUnreachableRule,
                 format!(
                     "`{name}` is denied, so its {} rules never apply",
                     what.join(", ")
@@ -401,7 +309,7 @@ fn lint_program(rule: &ProgramRule, top: bool, out: &mut Vec<Finding>) {
         {
             warn(
                 out,
-                "lint-shadowed-option",
+                DiagnosticCode::LintShadowedOption,
                 format!(
                     "`{name}`: `{o}` is asked for, but it is also an abbreviation of the denied `{d}`, so it is always refused"
                 ),
@@ -422,7 +330,7 @@ fn lint_program(rule: &ProgramRule, top: bool, out: &mut Vec<Finding>) {
         if usable.is_empty() {
             warn(
                 out,
-                "lint-unsatisfiable",
+                DiagnosticCode::LintUnsatisfiable,
                 format!(
                     "`{name}` requires one of {} but every one is denied or not in allow_options: no command can be allowed",
                     quote_list(&rule.required_options.iter().map(String::as_str).collect::<Vec<_>>())
@@ -439,7 +347,7 @@ fn lint_program(rule: &ProgramRule, top: bool, out: &mut Vec<Finding>) {
     if !both.is_empty() {
         warn(
             out,
-            "lint-contradiction",
+            DiagnosticCode::LintContradiction,
             format!(
                 "`{name}`: {} listed in both options_with_value and options_with_optional_value",
                 quote_list(&both)
@@ -461,7 +369,7 @@ fn lint_program(rule: &ProgramRule, top: bool, out: &mut Vec<Finding>) {
             if !missing.is_empty() && rule.verdict == Verdict::Allow {
                 warn(
                     out,
-                    "lint-dangerous-option",
+                    DiagnosticCode::LintDangerousOption,
                     format!(
                         "`{name}` is allowed but {} ({}) {} not denied: add {} to deny_options, or list the safe options in allow_options",
                         quote_list(&missing),
@@ -476,7 +384,7 @@ fn lint_program(rule: &ProgramRule, top: bool, out: &mut Vec<Finding>) {
                 if is_bare(rule) && rule.verdict == Verdict::Allow {
                     warn(
                         out,
-                        "lint-dangerous-program",
+                        DiagnosticCode::LintDangerousProgram,
                         format!(
                             "`{name}` {why}: a bare allow lets it do anything; restrict it with allow_options, required_options, args or subcommands, or use verdict = \"ask\""
                         ),
@@ -488,7 +396,7 @@ fn lint_program(rule: &ProgramRule, top: bool, out: &mut Vec<Finding>) {
             if dg.writes_operands && !writes_typed && rule.subcommands.is_empty() {
                 warn(
                     out,
-                    "lint-untyped-write",
+                    DiagnosticCode::LintUntypedWrite,
                     format!(
                         "`{name}` writes files named by its operands, but no operand is typed \"path-write\": its writes are checked as reads"
                     ),
@@ -515,7 +423,7 @@ fn lint_program(rule: &ProgramRule, top: bool, out: &mut Vec<Finding>) {
             if !typed && rule.verdict == Verdict::Allow {
                 warn(
                     out,
-                    "lint-untyped-script",
+                    DiagnosticCode::LintUntypedScript,
                     format!(
                         "`{name}` operands are not typed \"{kind_name}\", so {examples} in its program are not checked"
                     ),
@@ -529,7 +437,7 @@ fn lint_program(rule: &ProgramRule, top: bool, out: &mut Vec<Finding>) {
     if rule.allow_options.is_none() && rule.no_option_allowlist.is_none() {
         warn(
             out,
-            "lint-no-option-allowlist",
+            DiagnosticCode::LintNoOptionAllowlist,
             format!(
                 "`{name}` has no allow_options: every option the rule does not deny is allowed; list the options it may take"
             ),
@@ -544,7 +452,7 @@ fn lint_program(rule: &ProgramRule, top: bool, out: &mut Vec<Finding>) {
     }
 }
 
-fn lint_paths(policy: &Policy, origin: &str, out: &mut Vec<Finding>) {
+fn lint_paths(policy: &Policy, origin: &str, out: &mut Vec<Diagnostic>) {
     let p = &policy.paths;
     for (allow, deny, allow_name, deny_name) in [
         (&p.read, &p.deny_read, "read", "deny_read"),
@@ -555,7 +463,7 @@ fn lint_paths(policy: &Policy, origin: &str, out: &mut Vec<Finding>) {
             if a.rule.location.file == origin && denied.contains(a.text.as_str()) {
                 warn(
                     out,
-                    "lint-shadowed-path",
+                    DiagnosticCode::LintShadowedPath,
                     format!(
                         "`{}` is in paths.{allow_name} and also in paths.{deny_name}, which wins: the {allow_name} entry has no effect",
                         a.text
@@ -567,7 +475,7 @@ fn lint_paths(policy: &Policy, origin: &str, out: &mut Vec<Finding>) {
     }
 }
 
-fn lint_env(policy: &Policy, origin: &str, out: &mut Vec<Finding>) {
+fn lint_env(policy: &Policy, origin: &str, out: &mut Vec<Diagnostic>) {
     let e = &policy.env;
     for a in e.allow.iter().chain(&e.ask) {
         if a.rule.location.file != origin || a.text.contains(['*', '?', '[', '{']) {
@@ -576,7 +484,7 @@ fn lint_env(policy: &Policy, origin: &str, out: &mut Vec<Finding>) {
         if let Some(d) = e.deny.iter().find(|d| d.glob.is_match(&a.text)) {
             warn(
                 out,
-                "lint-shadowed-env",
+                DiagnosticCode::LintShadowedEnv,
                 format!(
                     "`{}` in {} is always denied by env.deny pattern `{}` ({})",
                     a.text, a.rule.name, d.text, d.rule.location
@@ -599,13 +507,13 @@ fn quote_list(items: &[&str]) -> String {
 mod tests {
     use super::*;
 
-    fn lint_src(src: &str) -> Vec<Finding> {
+    fn lint_src(src: &str) -> Vec<Diagnostic> {
         let policy = Policy::from_toml(src, "t.toml").expect("loads");
         lint_policy(&policy, "t.toml")
     }
 
     /// The codes, without `lint-no-option-allowlist` (tested on its own).
-    fn codes(f: &[Finding]) -> Vec<&'static str> {
+    fn codes(f: &[Diagnostic]) -> Vec<&'static str> {
         f.iter()
             .map(|f| f.code)
             .filter(|c| *c != "lint-no-option-allowlist")
@@ -632,7 +540,7 @@ mod tests {
     fn bare_find_warns_with_missing_flags() {
         let f = lint_src("[programs.find]\nsingle_dash_long = true\n");
         assert_eq!(codes(&f), ["lint-dangerous-option"]);
-        let f: Vec<&Finding> = f
+        let f: Vec<&Diagnostic> = f
             .iter()
             .filter(|f| f.code == "lint-dangerous-option")
             .collect();

@@ -1,10 +1,13 @@
 //! Policies: TOML files validated (every problem, with its file:line:col) and compiled once.
 //!
 //! Loading goes in stages, after cargo-deny: the TOML is read into raw serde types
-//! ([`raw`]), each file is validated against its own source text so that every diagnostic
+//! (`raw.rs`), each file is validated against its own source text so that every diagnostic
 //! points into the right file, included files are applied first, and the result is an
 //! immutable [`Policy`] that is cheap to share between threads and evaluates without
 //! recompiling anything.
+//!
+//! This layer never runs the evaluator: the public loaders ([`Policy::from_toml`] and the
+//! like) are in [`crate::load`], which validates here and then checks the `[examples]`.
 
 mod compiled;
 pub mod lint;
@@ -14,15 +17,18 @@ pub mod sandbox;
 pub mod schema;
 
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::Serialize;
+
+use crate::codes::DiagnosticCode;
 
 pub use compiled::{
     ArgKind, ArgRule, EnvRules, Example, Limits, NamePattern, OperandSpec, PathAnchor, PathPattern,
     PathRules, Policy, ProgramRule, RedirectRules, Setting, ShellRules, WrapperRules,
 };
 pub use load::SHIPPED;
+pub(crate) use load::{load_file, load_str, shipped_source};
 
 /// What a policy says about (part of) a command. Ordered so that the strictest wins with
 /// `max()`: `Allow < Ask < Deny`.
@@ -135,23 +141,62 @@ impl fmt::Display for RuleRef {
     }
 }
 
-/// One problem found in a policy file.
+/// How bad a [`Diagnostic`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// The rule works but is probably not what was meant (a `lint-*` code).
+    Warning,
+    /// The policy does not load (a `policy-*` code).
+    Error,
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        })
+    }
+}
+
+/// One problem found in a policy file: a load error, or a linter's warning.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Diagnostic {
-    /// Stable kebab-case code, such as `policy-unknown-key`.
+    /// Error (the policy does not load) or warning (from the linter).
+    pub severity: Severity,
+    /// Stable kebab-case code: `policy-*` for load errors, `lint-*` for warnings (see the
+    /// README for the list).
     pub code: &'static str,
-    /// What is wrong.
+    /// What is wrong and what to do.
     pub message: String,
     /// Where.
     pub location: Location,
+}
+
+impl Diagnostic {
+    /// A problem of `severity` with `code` at `location`.
+    pub(crate) fn new(
+        severity: Severity,
+        code: DiagnosticCode,
+        message: impl Into<String>,
+        location: Location,
+    ) -> Diagnostic {
+        Diagnostic {
+            severity,
+            code: code.as_str(),
+            message: message.into(),
+            location,
+        }
+    }
 }
 
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{}: error[{}]: {}",
-            self.location, self.code, self.message
+            "{}: {}[{}]: {}",
+            self.location, self.severity, self.code, self.message
         )
     }
 }
@@ -192,30 +237,4 @@ fn render_diagnostics(diags: &[Diagnostic]) -> String {
         out.push_str(&d.to_string());
     }
     out
-}
-
-impl Policy {
-    /// Load a policy file (and the files it includes).
-    pub fn from_file(path: impl AsRef<Path>) -> Result<Policy, PolicyError> {
-        load::load_file(path.as_ref())
-    }
-
-    /// Load a policy from TOML text. `origin` names it in diagnostics; includes are resolved
-    /// relative to `origin`'s directory.
-    pub fn from_toml(source: &str, origin: &str) -> Result<Policy, PolicyError> {
-        load::load_str(source, origin)
-    }
-
-    /// One of the policies shipped inside the binary: `read-only` or `developer`.
-    pub fn shipped(name: &str) -> Option<Result<Policy, PolicyError>> {
-        load::shipped_source(name).map(|src| load::load_str(src, &format!("shipped:{name}")))
-    }
-
-    /// A shipped policy name, or else a file path.
-    pub fn from_name_or_file(spec: &str) -> Result<Policy, PolicyError> {
-        match Policy::shipped(spec) {
-            Some(p) => p,
-            None => Policy::from_file(spec),
-        }
-    }
 }

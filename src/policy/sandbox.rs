@@ -1,7 +1,7 @@
 //! `[sandbox]`: how the reference executor confines what a command does once it runs.
 //!
 //! The raw table (as written) and its compiled form live here together so that the rest of
-//! the policy code only names them. Validation is in `load_sandbox.rs` (a child of the
+//! the policy code only names them. Validation is in `load/sandbox.rs` (a child of the
 //! loader). The kernel side (Landlock, limits, containment) is
 //! [`crate::middleware::sandbox`].
 

@@ -6,11 +6,12 @@ pub mod sarif;
 use annotate_snippets::{Level, Renderer, Snippet};
 use serde::Serialize;
 
-use crate::evaluate::Decision;
+use crate::evaluate::{Decision, Reason};
 use crate::policy::{RuleRef, Verdict};
 
 /// One command's decision as a JSON object:
-/// `{"command", "decision", "reasons": [{"code", "verdict", "rule", "message", "span"}]}`.
+/// `{"command", "decision", "reasons": [{"code", "verdict", "rule", "message", "span"}]}`
+/// (each reason in [`Reason`]'s JSON form).
 #[derive(Debug, Serialize)]
 pub struct JsonDecision<'a> {
     /// The command text.
@@ -18,22 +19,7 @@ pub struct JsonDecision<'a> {
     /// `allow`, `ask` or `deny`.
     pub decision: Verdict,
     /// Every reason.
-    pub reasons: Vec<JsonReason<'a>>,
-}
-
-/// One reason in JSON.
-#[derive(Debug, Serialize)]
-pub struct JsonReason<'a> {
-    /// Stable code.
-    pub code: &'a str,
-    /// This reason's verdict.
-    pub verdict: Verdict,
-    /// `name (file:line:col)`, or null when no rule is responsible (a parse error).
-    pub rule: Option<String>,
-    /// Explanation.
-    pub message: &'a str,
-    /// `[start, end]` byte offsets into the command.
-    pub span: [usize; 2],
+    pub reasons: &'a [Reason],
 }
 
 /// The JSON form of a decision, as one line.
@@ -41,17 +27,7 @@ pub fn json_line(command: &str, decision: &Decision) -> String {
     let obj = JsonDecision {
         command,
         decision: decision.verdict,
-        reasons: decision
-            .reasons
-            .iter()
-            .map(|r| JsonReason {
-                code: r.code,
-                verdict: r.verdict,
-                rule: r.rule.as_ref().map(RuleRef::to_string),
-                message: &r.message,
-                span: [r.span.start, r.span.end],
-            })
-            .collect(),
+        reasons: &decision.reasons,
     };
     serde_json::to_string(&obj).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
 }

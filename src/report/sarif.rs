@@ -173,47 +173,10 @@ fn pascal_case(code: &str) -> String {
         .collect()
 }
 
-/// A one-line description of a reason or diagnostic code, for `rules[].shortDescription`.
+/// A one-line description of a reason or diagnostic code, for `rules[].shortDescription`:
+/// the description in `src/codes.rs`, or the code itself for an id of neither family.
 pub fn describe(code: &str) -> String {
-    let known = match code {
-        "program-not-allowed" => "The program is not in the policy",
-        "program-denied" => "The program is denied",
-        "program-ask" => "The program needs approval",
-        "program-path" => "A program run by path",
-        "dynamic-program" => "The program name is only known at run time",
-        "session-state" => "A builtin that changes the session for later commands",
-        "function-definition" => "Defines a shell function",
-        "wrapper-denied" | "wrapper-unverifiable" | "wrapper-ask" => {
-            "A program that runs another program"
-        }
-        "subcommand-not-allowed" => "The subcommand is not allowed",
-        "option-denied"
-        | "option-not-allowed"
-        | "option-ask"
-        | "option-required"
-        | "option-value-denied" => "An option rule of the program",
-        "argument-denied" | "argument-ask" => "An argument pattern matched",
-        "too-many-operands" | "missing-operand" => "Operand count",
-        "dynamic-argument" => "An argument only known at run time",
-        "word-split" => "A word bash splits or globs into words only known at run time",
-        "empty-command" => "An empty command",
-        "path-read-outside" | "path-write-outside" | "path-read-denied" | "path-write-denied"
-        | "path-unresolved" => "A path rule",
-        "redirect-read" | "redirect-write" | "fd-duplication" | "here-document" => {
-            "A redirection rule"
-        }
-        "env-denied" | "env-ask" | "env-not-allowed" => "An assignment to a variable",
-        "sed-script" | "awk-program" => "A sed or awk program that can run commands or write files",
-        _ if code.starts_with("parse-") => "The command could not be fully understood",
-        _ if code.starts_with("lint-") => "A policy rule that does not mean what it seems to",
-        _ if code.starts_with("policy-") => "The policy does not load",
-        _ => "",
-    };
-    if known.is_empty() {
-        code.to_string()
-    } else {
-        known.to_string()
-    }
+    crate::codes::describe(code).map_or_else(|| code.to_string(), str::to_string)
 }
 
 #[cfg(test)]

@@ -36,8 +36,11 @@ mod lower;
 mod scan;
 mod visit;
 mod words;
+pub mod wrappers;
 
 pub use ast::*;
+
+use crate::codes::ReasonCode;
 pub(crate) use fields::{is_plain, is_pwd};
 pub use fields::{Fields, Known, Lead};
 
@@ -121,17 +124,22 @@ pub enum ParseErrorKind {
 impl ParseErrorKind {
     /// The stable kebab-case code of this kind.
     pub fn code(self) -> &'static str {
+        self.reason_code().as_str()
+    }
+
+    /// The reason code a refusal for this kind carries.
+    pub(crate) fn reason_code(self) -> ReasonCode {
         match self {
-            ParseErrorKind::TooLarge => "parse-too-large",
-            ParseErrorKind::ControlCharacter => "parse-control-character",
-            ParseErrorKind::SplitWord => "parse-split-word",
-            ParseErrorKind::NestedBacktick => "parse-nested-backtick",
-            ParseErrorKind::Syntax => "parse-syntax",
-            ParseErrorKind::Missing => "parse-missing",
-            ParseErrorKind::Unsupported => "parse-unsupported",
-            ParseErrorKind::TooDeep => "parse-too-deep",
-            ParseErrorKind::TooManyNodes => "parse-too-many-nodes",
-            ParseErrorKind::DynamicName => "parse-dynamic-name",
+            ParseErrorKind::TooLarge => ReasonCode::ParseTooLarge,
+            ParseErrorKind::ControlCharacter => ReasonCode::ParseControlCharacter,
+            ParseErrorKind::SplitWord => ReasonCode::ParseSplitWord,
+            ParseErrorKind::NestedBacktick => ReasonCode::ParseNestedBacktick,
+            ParseErrorKind::Syntax => ReasonCode::ParseSyntax,
+            ParseErrorKind::Missing => ReasonCode::ParseMissing,
+            ParseErrorKind::Unsupported => ReasonCode::ParseUnsupported,
+            ParseErrorKind::TooDeep => ReasonCode::ParseTooDeep,
+            ParseErrorKind::TooManyNodes => ReasonCode::ParseTooManyNodes,
+            ParseErrorKind::DynamicName => ReasonCode::ParseDynamicName,
         }
     }
 }

@@ -23,7 +23,6 @@ use std::time::{Duration, Instant};
 use clap::ValueEnum;
 use serde_json::{json, Value};
 use shellgate::middleware::{ApprovalRequest, Approver};
-use shellgate::policy::RuleRef;
 use shellgate::report;
 
 /// Who decides `ask` verdicts in `serve`.
@@ -164,27 +163,13 @@ impl LineApprover {
 impl Approver for LineApprover {
     fn approve(&mut self, req: &ApprovalRequest<'_>) -> bool {
         let id = req.tool_use_id;
-        let reasons: Vec<Value> = req
-            .decision
-            .reasons
-            .iter()
-            .map(|r| {
-                json!({
-                    "code": r.code,
-                    "verdict": r.verdict,
-                    "rule": r.rule.as_ref().map(RuleRef::to_string),
-                    "message": r.message,
-                    "span": [r.span.start, r.span.end],
-                })
-            })
-            .collect();
         let request = json!({
             "type": "approval_request",
             "tool_use_id": id,
             "command": req.command,
             "cwd": req.cwd,
             "message": report::for_approval(req.command, req.decision),
-            "reasons": reasons,
+            "reasons": req.decision.reasons,
         });
         let mut out = std::io::stdout().lock();
         if writeln!(out, "{request}")

@@ -4,18 +4,18 @@
 use std::io::Write;
 
 use annotate_snippets::{Level, Renderer, Snippet};
-use shellgate::policy::lint::{self, Finding, Severity};
+use shellgate::policy::{Diagnostic, Severity};
 use shellgate::report::sarif::{self, SarifLevel, SarifLocation, SarifResult};
 
 use crate::scripts::Out;
 
 /// Runs the linter over every policy; returns the exit code.
 pub fn lint_cmd(policies: &[String], format: Out) -> Result<u8, String> {
-    let mut findings: Vec<Finding> = Vec::new();
+    let mut findings: Vec<Diagnostic> = Vec::new();
     let mut unreadable = false;
     let mut linted = 0usize;
     for spec in policies {
-        match lint::lint_name_or_file(spec) {
+        match shellgate::load::lint_name_or_file(spec) {
             Ok(f) => {
                 linted += 1;
                 findings.extend(f);
@@ -131,7 +131,7 @@ impl Sources {
 }
 
 /// `file:line:col` with the policy line and a caret under the key or value it is about.
-fn render(f: &Finding, source: &str) -> String {
+fn render(f: &Diagnostic, source: &str) -> String {
     let Some(start) = offset_of(source, f.location.line, f.location.col) else {
         return format!("{f}\n");
     };

@@ -205,7 +205,7 @@ fn check_script(policy: &Policy, ctx: &Context, path: &str, text: &str, items: &
     };
     // A script is longer than one agent command: lift the size limits, keep the others.
     let mut big = policy.clone();
-    big.limits.max_bytes = big.limits.max_bytes.max(text.len());
+    big.limits.parse.max_bytes = big.limits.parse.max_bytes.max(text.len());
     big.limits.max_commands = big.limits.max_commands.max(1_000_000);
     let whole = big.evaluate(ctx, text);
     let units = statements(text, &script.commands);

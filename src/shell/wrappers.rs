@@ -3,7 +3,7 @@
 //! A wrapper is never waved through: either shellgate knows its syntax, unwraps it and checks
 //! the payload like any other command, or the wrapper is refused.
 
-use crate::shell::{Span, Word};
+use super::{Span, Word};
 
 /// Wrappers shellgate can unwrap (they may be listed under `[wrappers]` in a policy).
 /// `find` is special: it is an ordinary program whose `-exec`/`-ok` primaries are unwrapped.

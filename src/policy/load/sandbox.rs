@@ -1,9 +1,11 @@
-//! Validation of `[sandbox]` (a child of the loader, so it can use its helpers).
+//! `[sandbox]`: the kernel sandbox settings and the rules that apply only under it (their raw
+//! types are in `policy/sandbox.rs`, beside the compiled ones).
 
 use toml::Spanned;
 
 use super::super::sandbox::{RawSandbox, SandboxMode, SandboxRoot};
 use super::{File, Loader};
+use crate::codes::DiagnosticCode;
 use crate::policy::PathAnchor;
 
 impl Loader {
@@ -15,7 +17,7 @@ impl Loader {
                 "enforce" => sb.mode = SandboxMode::Enforce,
                 "off" => sb.mode = SandboxMode::Off,
                 other => self.diag(
-                    "policy-sandbox",
+                    DiagnosticCode::PolicySandbox,
                     format!("[sandbox] mode must be \"enforce\" or \"off\", not {other:?}"),
                     file.loc(mode.span()),
                 ),
@@ -27,7 +29,7 @@ impl Loader {
                 "on" => sb.network = true,
                 "off" => sb.network = false,
                 other => self.diag(
-                    "policy-sandbox",
+                    DiagnosticCode::PolicySandbox,
                     format!("[sandbox] network must be \"on\" or \"off\", not {other:?}"),
                     file.loc(net.span()),
                 ),
@@ -52,7 +54,7 @@ impl Loader {
                 match u64::try_from(*v.get_ref()) {
                     Ok(n) if n > 0 => *out = Some(n),
                     _ => self.diag(
-                        "policy-sandbox",
+                        DiagnosticCode::PolicySandbox,
                         format!("[sandbox.limits]: {} must be at least 1", v.get_ref()),
                         file.loc(v.span()),
                     ),
@@ -89,7 +91,7 @@ impl Loader {
             (PathAnchor::Root, text.as_str())
         } else {
             self.diag(
-                "policy-sandbox",
+                DiagnosticCode::PolicySandbox,
                 format!("[sandbox] `{text}` must start with {{workspace}}, {{home}}, ~ or /"),
                 file.loc(item.span()),
             );
@@ -97,7 +99,7 @@ impl Loader {
         };
         if !rest.is_empty() && !rest.starts_with('/') {
             self.diag(
-                "policy-sandbox",
+                DiagnosticCode::PolicySandbox,
                 format!("[sandbox] `{text}`: a `/` must follow the anchor"),
                 file.loc(item.span()),
             );
@@ -108,7 +110,7 @@ impl Loader {
             || rest.contains(['*', '?', '[', '{', '\0'])
         {
             self.diag(
-                "policy-sandbox",
+                DiagnosticCode::PolicySandbox,
                 format!("[sandbox] `{text}` must be a literal path (no globs, `.` or `..`)"),
                 file.loc(item.span()),
             );

@@ -1,0 +1,84 @@
+//! A path word against `[paths]`, in every directory the command may run in, as reasons.
+
+use std::path::PathBuf;
+
+use super::{paths, Eval, Resolved};
+use crate::codes::ReasonCode;
+use crate::policy::Verdict;
+use crate::shell::Word;
+
+impl Eval<'_> {
+    /// Check a path word for reading or writing, against every working directory it may be
+    /// resolved in. Unless a resolution is refused, returns one entry per working directory:
+    /// the exact path, or `None` where the word is not one exact path (a glob, or a value
+    /// known only at run time that the policy's `unresolved_paths` setting lets through).
+    pub(super) fn path(&mut self, w: &Word, write: bool) -> Option<Vec<Option<PathBuf>>> {
+        let mut all = Vec::new();
+        let cwds = self.cwds.clone();
+        for cwd in &cwds {
+            let resolved = paths::resolve(w, self.ctx, cwd);
+            if let Err((msg, pattern)) =
+                paths::check(&self.policy.paths, &resolved, write, self.ctx)
+            {
+                let mut msg = msg;
+                let rules = &self.policy.paths;
+                let protected = pattern.is_some_and(|p| p.rule.name == "paths.protected");
+                let own = if protected {
+                    &rules.protected_message
+                } else if write {
+                    &rules.write_message
+                } else {
+                    &rules.read_message
+                };
+                if let Some(extra) = own.as_ref().or(rules.message.as_ref()) {
+                    msg.push_str(": ");
+                    msg.push_str(extra);
+                }
+                match (&resolved, pattern) {
+                    (Resolved::Unknown(_), _) => {
+                        // The policy's setting decides; the caller learns the path is unknown
+                        // (a `cd` to it leaves the directory unknown, which is refused).
+                        let s = self.policy.shell.unresolved_paths.clone();
+                        self.setting(ReasonCode::PathUnresolved, &s, msg, w.span);
+                        all.push(None);
+                        continue;
+                    }
+                    (_, Some(p)) => {
+                        let r = p.rule.clone();
+                        self.reason(
+                            if protected {
+                                ReasonCode::PathWriteProtected
+                            } else if write {
+                                ReasonCode::PathWriteDenied
+                            } else {
+                                ReasonCode::PathReadDenied
+                            },
+                            Verdict::Deny,
+                            Some(&r),
+                            msg,
+                            w.span,
+                        );
+                    }
+                    (_, None) => {
+                        // Outside every allowed path: cite the list that would have to grow.
+                        let paths = &self.policy.paths;
+                        let list = if write { &paths.write } else { &paths.read };
+                        let rule = list.first().map(|p| p.rule.clone());
+                        let code = if write {
+                            ReasonCode::PathWriteOutside
+                        } else {
+                            ReasonCode::PathReadOutside
+                        };
+                        self.reason(code, Verdict::Deny, rule.as_ref(), msg, w.span);
+                    }
+                }
+                return None;
+            }
+            all.push(match resolved {
+                Resolved::Exact(p) => Some(p),
+                _ => None,
+            });
+        }
+        Some(all)
+    }
+}

@@ -1,0 +1,225 @@
+//! Loading one policy: TOML text → raw types → each section validated → merged with its
+//! includes → compiled [`Policy`] (the examples are run above, in [`crate::load`]).
+//!
+//! Every problem is collected (not just the first) with the file:line:col it comes from.
+//! This file holds the driver: the entry points, the built-in defaults, and the order in
+//! which one file's sections are applied. Each section's raw type and validation is in its
+//! own file below.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::Path;
+
+use super::compiled::*;
+use super::raw::*;
+use super::{Diagnostic, Location, PolicyError, RuleRef, Severity, Verdict};
+use crate::codes::DiagnosticCode;
+
+mod deserialize;
+mod env;
+mod examples;
+mod include;
+mod paths;
+mod programs;
+mod redact;
+mod sandbox;
+mod settings;
+mod shipped;
+mod values;
+mod wrappers;
+
+pub(crate) use env::RawEnv;
+pub(crate) use examples::RawExamples;
+pub(crate) use paths::RawPaths;
+pub(crate) use programs::RawProgram;
+pub(crate) use settings::{RawLimits, RawMeta, RawRedirects, RawShell};
+pub(crate) use shipped::shipped_source;
+pub use shipped::SHIPPED;
+pub(crate) use wrappers::RawWrappers;
+
+use deserialize::key_span;
+
+pub(crate) fn load_file(path: &Path) -> Result<Policy, PolicyError> {
+    let source = read(path)?;
+    load_str(&source, &path.display().to_string())
+}
+
+fn read(path: &Path) -> Result<String, PolicyError> {
+    std::fs::read_to_string(path).map_err(|source| PolicyError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+pub(crate) fn load_str(source: &str, origin: &str) -> Result<Policy, PolicyError> {
+    let mut loader = Loader {
+        diags: Vec::new(),
+        policy: defaults(),
+        stack: Vec::new(),
+    };
+    let dir = Path::new(origin)
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    // Deserialising recurses (bounded by toml's own nesting limit): give it room whatever
+    // thread the caller loads from.
+    crate::shell::with_stack(|| loader.apply(source, origin, &dir, true))?;
+    if loader.diags.is_empty() {
+        Ok(loader.policy)
+    } else {
+        Err(PolicyError::Invalid(loader.diags))
+    }
+}
+
+fn defaults() -> Policy {
+    use Verdict::*;
+    Policy {
+        name: String::new(),
+        description: String::new(),
+        default: Setting::builtin(Deny, "policy.default"),
+        default_message: None,
+        limits: Limits::default(),
+        shell: ShellRules {
+            substitutions: None,
+            functions: Setting::builtin(Deny, "shell.functions"),
+            background: Setting::builtin(Allow, "shell.background"),
+            arithmetic_variables: Setting::builtin(Deny, "shell.arithmetic_variables"),
+            indirect_expansion: Setting::builtin(Deny, "shell.indirect_expansion"),
+            unresolved_paths: Setting::builtin(Deny, "shell.unresolved_paths"),
+            dynamic_arguments: Setting::builtin(Deny, "shell.dynamic_arguments"),
+        },
+        paths: PathRules::default(),
+        redirects: RedirectRules {
+            fd_duplication: Setting::builtin(Allow, "redirects.fd_duplication"),
+            here_documents: Setting::builtin(Allow, "redirects.here_documents"),
+            read: Setting::builtin(Allow, "redirects.read"),
+            write: Setting::builtin(Allow, "redirects.write"),
+        },
+        env: EnvRules {
+            allow: Vec::new(),
+            ask: Vec::new(),
+            deny: Vec::new(),
+            default: Setting::builtin(Deny, "env.default"),
+            message: None,
+        },
+        wrappers: WrapperRules::default(),
+        programs: BTreeMap::new(),
+        examples: Vec::new(),
+        redact: None,
+        sandbox: Default::default(),
+        sources: Vec::new(),
+    }
+}
+
+struct Loader {
+    diags: Vec<Diagnostic>,
+    policy: Policy,
+    /// Files being applied, for include cycle detection.
+    stack: Vec<String>,
+}
+
+/// One file being validated: its name, text and parsed table, for locations.
+struct File<'a> {
+    origin: &'a str,
+    source: &'a str,
+    table: Option<toml::de::DeTable<'a>>,
+}
+
+impl File<'_> {
+    /// The span of the key at a dotted path (map keys carry no span through serde).
+    fn key(&self, segs: &[&str]) -> Range<usize> {
+        let segs: Vec<String> = segs.iter().map(|s| s.to_string()).collect();
+        self.table
+            .as_ref()
+            .and_then(|t| key_span(t, &segs))
+            .unwrap_or(0..0)
+    }
+
+    fn loc(&self, span: Range<usize>) -> Location {
+        Location::at(self.origin, self.source, span.start)
+    }
+
+    fn rule(&self, name: impl Into<String>, span: Range<usize>) -> RuleRef {
+        RuleRef {
+            name: name.into(),
+            location: self.loc(span),
+        }
+    }
+}
+
+impl Loader {
+    fn diag(&mut self, code: DiagnosticCode, message: impl Into<String>, location: Location) {
+        self.diags
+            .push(Diagnostic::new(Severity::Error, code, message, location));
+    }
+
+    fn apply(
+        &mut self,
+        source: &str,
+        origin: &str,
+        dir: &Path,
+        top: bool,
+    ) -> Result<(), PolicyError> {
+        let mut file = File {
+            origin,
+            source,
+            table: None,
+        };
+        let Some(raw) = self.parse(&mut file) else {
+            return Ok(());
+        };
+        self.stack.push(origin.to_string());
+        if let Some(meta) = &raw.policy {
+            for inc in &meta.include {
+                self.include(&file, dir, inc)?;
+            }
+        }
+        self.stack.pop();
+        self.policy.sources.push(origin.to_string());
+        self.apply_raw(&file, raw, top);
+        Ok(())
+    }
+
+    /// One file's sections, in an order where each check sees what it depends on (programs
+    /// after wrappers, for the program-and-wrapper contradiction).
+    fn apply_raw(&mut self, file: &File, raw: RawPolicy, top: bool) {
+        if let Some(meta) = raw.policy {
+            self.apply_meta(file, meta);
+        }
+        if let Some(l) = raw.limits {
+            self.apply_limits(file, l);
+        }
+        if let Some(s) = raw.shell {
+            self.apply_shell(file, s);
+        }
+        if let Some(p) = raw.paths {
+            self.apply_paths(file, p);
+        }
+        if let Some(r) = raw.redirects {
+            self.apply_redirects(file, r);
+        }
+        if let Some(e) = raw.env {
+            self.apply_env(file, e);
+        }
+        if let Some(w) = raw.wrappers {
+            self.apply_wrappers(file, w);
+        }
+        self.apply_programs(file, raw.programs);
+        if let Some(value) = raw.redact {
+            self.apply_redact(file, value);
+        }
+        if let Some(sandbox) = raw.sandbox {
+            self.apply_sandbox(file, sandbox);
+        }
+        if top {
+            if let Some(ex) = raw.examples {
+                self.apply_examples(file, ex);
+            }
+        }
+    }
+}
+
+/// The first line of an error message (toml's and regex's run on with context).
+fn first_line(msg: &str) -> String {
+    msg.trim().lines().next().unwrap_or("").to_string()
+}
