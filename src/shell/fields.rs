@@ -26,7 +26,7 @@
 //! fields) because `$IFS` is a variable of the session. The values a caller knows (`$PWD` and
 //! `$(pwd)` are the session's working directory; `$HOME` its home) are described by [`Known`].
 
-use super::ast::{Param, Span, Word, WordPart};
+use super::ir::{Param, Span, Word, WordPart};
 use super::Command;
 
 /// What the caller knows about the values of some expansions.

@@ -29,7 +29,7 @@
 //! should the stack still run short, the nesting is refused rather than overflowed.
 
 mod ansi_c;
-pub mod ast;
+mod ir;
 mod fields;
 mod guards;
 mod lower;
@@ -38,7 +38,7 @@ mod visit;
 mod words;
 pub mod wrappers;
 
-pub use ast::*;
+pub use ir::*;
 
 use crate::codes::ReasonCode;
 pub(crate) use fields::{is_plain, is_pwd};

@@ -1,6 +1,6 @@
 //! Walking the IR: every simple command anywhere, including inside nested scripts.
 
-use super::ast::*;
+use super::ir::*;
 
 impl Script {
     /// Every simple command in this script and in every script nested in it (function
