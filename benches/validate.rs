@@ -54,9 +54,7 @@ fn cases() -> Vec<(&'static str, String)> {
 }
 
 fn validation(c: &mut Criterion) {
-    let policy = Policy::shipped("developer")
-        .expect("shipped")
-        .expect("valid");
+    let policy = Policy::shipped("developer").expect("valid shipped policy");
     let ctx = Context::example();
     let allowed: HashSet<&str> = ALLOWED.iter().copied().collect();
     let mut group = c.benchmark_group("validate");

@@ -46,9 +46,7 @@ fn script_phase() {
         "  peak RSS after parse: {} KiB (baseline before building the script: {base} KiB)",
         peak_kib()
     );
-    let mut policy = Policy::shipped("read-only")
-        .expect("shipped")
-        .expect("valid");
+    let mut policy = Policy::shipped("read-only").expect("valid shipped policy");
     policy.limits.parse.max_bytes = 2 << 20;
     policy.limits.max_commands = 1_000_000;
     let t = std::time::Instant::now();

@@ -26,16 +26,22 @@ impl Policy {
         checked(policy::load_str(source, origin))
     }
 
-    /// One of the policies shipped inside the binary: `read-only` or `developer`.
-    pub fn shipped(name: &str) -> Option<Result<Policy, PolicyError>> {
-        policy::shipped_source(name)
-            .map(|src| checked(policy::load_str(src, &format!("shipped:{name}"))))
+    /// One of the policies shipped inside the binary: `read-only` or `developer`. Another
+    /// name is [`PolicyError::UnknownShipped`].
+    pub fn shipped(name: &str) -> Result<Policy, PolicyError> {
+        match policy::shipped_source(name) {
+            Some(src) => checked(policy::load_str(src, &format!("shipped:{name}"))),
+            None => Err(PolicyError::UnknownShipped {
+                name: name.to_string(),
+                known: policy::SHIPPED.iter().map(|(n, _)| *n).collect(),
+            }),
+        }
     }
 
     /// A shipped policy name, or else a file path.
     pub fn from_name_or_file(spec: &str) -> Result<Policy, PolicyError> {
-        match Policy::shipped(spec) {
-            Some(p) => p,
+        match policy::shipped_source(spec) {
+            Some(_) => Policy::shipped(spec),
             None => Policy::from_file(spec),
         }
     }
@@ -95,8 +101,8 @@ fn failed_examples(policy: &Policy) -> Vec<Diagnostic> {
 /// else [`lint::lint_policy`]'s warnings. A file that cannot be read is an `Err` (exit 2 in
 /// `policy-check lint`).
 pub fn lint_name_or_file(spec: &str) -> Result<Vec<Diagnostic>, PolicyError> {
-    let (loaded, origin) = match Policy::shipped(spec) {
-        Some(p) => (p, format!("shipped:{spec}")),
+    let (loaded, origin) = match policy::shipped_source(spec) {
+        Some(_) => (Policy::shipped(spec), format!("shipped:{spec}")),
         None => (
             Policy::from_file(spec),
             Path::new(spec).display().to_string(),

@@ -58,20 +58,12 @@ const MIN_ORDINARY: usize = 150;
 
 fn read_only() -> &'static Policy {
     static P: OnceLock<Policy> = OnceLock::new();
-    P.get_or_init(|| {
-        Policy::shipped("read-only")
-            .expect("shipped")
-            .expect("valid")
-    })
+    P.get_or_init(|| Policy::shipped("read-only").expect("valid shipped policy"))
 }
 
 fn developer() -> &'static Policy {
     static P: OnceLock<Policy> = OnceLock::new();
-    P.get_or_init(|| {
-        Policy::shipped("developer")
-            .expect("shipped")
-            .expect("valid")
-    })
+    P.get_or_init(|| Policy::shipped("developer").expect("valid shipped policy"))
 }
 
 /// One corpus line.

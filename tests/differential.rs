@@ -943,7 +943,7 @@ fn refused_before_work(sb: &Sandbox, argv: &[String], d: &shellgate::Decision) -
 }
 
 fn shipped_policies() -> [Policy; 2] {
-    ["read-only", "developer"].map(|n| Policy::shipped(n).unwrap().unwrap())
+    ["read-only", "developer"].map(|n| Policy::shipped(n).unwrap())
 }
 
 /// A proptest runner for `cases` cases that keeps no failure file (the seed is CI's).

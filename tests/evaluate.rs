@@ -9,20 +9,12 @@ use shellgate::{Context, Decision, Policy, Verdict};
 
 fn read_only() -> &'static Policy {
     static P: OnceLock<Policy> = OnceLock::new();
-    P.get_or_init(|| {
-        Policy::shipped("read-only")
-            .expect("shipped")
-            .expect("valid")
-    })
+    P.get_or_init(|| Policy::shipped("read-only").expect("valid shipped policy"))
 }
 
 fn developer() -> &'static Policy {
     static P: OnceLock<Policy> = OnceLock::new();
-    P.get_or_init(|| {
-        Policy::shipped("developer")
-            .expect("shipped")
-            .expect("valid")
-    })
+    P.get_or_init(|| Policy::shipped("developer").expect("valid shipped policy"))
 }
 
 fn decide(policy: &Policy, cmd: &str) -> Decision {

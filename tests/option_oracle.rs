@@ -32,7 +32,7 @@ fn shipped(name: &str) -> &'static Policy {
     static RO: OnceLock<Policy> = OnceLock::new();
     static DEV: OnceLock<Policy> = OnceLock::new();
     let cell = if name == "read-only" { &RO } else { &DEV };
-    cell.get_or_init(|| Policy::shipped(name).expect("shipped").expect("valid"))
+    cell.get_or_init(|| Policy::shipped(name).expect("valid shipped policy"))
 }
 
 fn decide(policy: &str, cmd: &str) -> Decision {

@@ -160,14 +160,17 @@ fn unreadable_policy_is_an_io_error() {
 
 #[test]
 fn shipped_policies_load_and_developer_extends_read_only() {
-    let ro = Policy::shipped("read-only").unwrap().unwrap();
-    let dev = Policy::shipped("developer").unwrap().unwrap();
+    let ro = Policy::shipped("read-only").unwrap();
+    let dev = Policy::shipped("developer").unwrap();
     assert!(ro.examples.len() >= 20);
     assert!(dev.examples.len() >= 20);
     for name in ro.programs.keys() {
         assert!(dev.programs.contains_key(name), "developer lacks {name}");
     }
-    assert!(Policy::shipped("nope").is_none());
+    assert!(matches!(
+        Policy::shipped("nope"),
+        Err(shellgate::PolicyError::UnknownShipped { ref name, .. }) if name == "nope"
+    ));
 }
 
 #[test]
@@ -188,7 +191,7 @@ fn redact_table_is_validated_at_load() {
 #[test]
 fn policies_load_on_a_small_stack_and_deep_nesting_is_an_error() {
     let loaded = on_small_stack(|| {
-        let dev = Policy::shipped("developer").unwrap().unwrap();
+        let dev = Policy::shipped("developer").unwrap();
         vec![(dev.name.clone(), dev.examples.len().to_string())]
     });
     assert_eq!(loaded[0].0, "developer");

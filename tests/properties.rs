@@ -10,8 +10,8 @@ fn policies() -> &'static [Policy; 2] {
     static P: OnceLock<[Policy; 2]> = OnceLock::new();
     P.get_or_init(|| {
         [
-            Policy::shipped("read-only").unwrap().unwrap(),
-            Policy::shipped("developer").unwrap().unwrap(),
+            Policy::shipped("read-only").unwrap(),
+            Policy::shipped("developer").unwrap(),
         ]
     })
 }

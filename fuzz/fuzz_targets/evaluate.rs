@@ -13,7 +13,7 @@ fn policies() -> &'static Vec<Policy> {
     P.get_or_init(|| {
         ["read-only", "developer"]
             .iter()
-            .map(|n| Policy::shipped(n).expect("shipped").expect("valid"))
+            .map(|n| Policy::shipped(n).expect("valid shipped policy"))
             .collect()
     })
 }

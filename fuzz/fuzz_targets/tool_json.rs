@@ -16,7 +16,7 @@ use shellgate::{Context, Policy};
 
 fn policy() -> Arc<Policy> {
     static P: OnceLock<Arc<Policy>> = OnceLock::new();
-    P.get_or_init(|| Arc::new(Policy::shipped("read-only").expect("shipped").expect("valid")))
+    P.get_or_init(|| Arc::new(Policy::shipped("read-only").expect("valid shipped policy")))
         .clone()
 }
 

@@ -216,6 +216,14 @@ pub enum PolicyError {
     /// The policy has problems; every one found is listed.
     #[error("{}", render_diagnostics(.0))]
     Invalid(Vec<Diagnostic>),
+    /// No policy of this name is shipped inside the binary.
+    #[error("no shipped policy is named `{name}` (shipped: {})", .known.join(", "))]
+    UnknownShipped {
+        /// The name asked for.
+        name: String,
+        /// The names that are shipped.
+        known: Vec<&'static str>,
+    },
 }
 
 impl PolicyError {
@@ -223,7 +231,7 @@ impl PolicyError {
     pub fn diagnostics(&self) -> &[Diagnostic] {
         match self {
             PolicyError::Invalid(d) => d,
-            PolicyError::Io { .. } => &[],
+            PolicyError::Io { .. } | PolicyError::UnknownShipped { .. } => &[],
         }
     }
 }

@@ -29,9 +29,9 @@
 //! should the stack still run short, the nesting is refused rather than overflowed.
 
 mod ansi_c;
-mod ir;
 mod fields;
 mod guards;
+mod ir;
 mod lower;
 mod scan;
 mod visit;
