@@ -19,22 +19,47 @@
 //! # Ok::<(), shellgate::PolicyError>(())
 //! ```
 //!
-//! shellgate is a policy layer, not a sandbox: run the shell as a low-privilege user in a
-//! container or VM as well.
+//! # The API
+//!
+//! The library's API is its seams, each one entry point:
+//!
+//! | seam | what it is |
+//! |---|---|
+//! | [`Policy`] ([`Policy::from_name_or_file`], [`Policy::evaluate`]) | a loaded, validated policy; [`PolicyError`] and its [`Diagnostic`]s (each with a stable code and a [`Location`]) when it is not |
+//! | [`Context`] → [`Decision`] ([`Verdict`], [`Reason`]s with a stable code, a [`RuleRef`] and a span) | what a command would do, decided |
+//! | [`shell`] ([`shell::parse`] → [`shell::Script`]) | the IR: every command, word, redirection and nested script bash would run |
+//! | [`middleware`] (`Guard`, `Executor`) | the guard around any executor of the agent's tools, and the reference bash session |
+//! | [`redact`] ([`redact::Redactor`]) and [`truncate`] | what the model is shown of a command's output |
+//!
+//! The policy loader, the evaluator's internals and the reports are layers the binary and the
+//! tests use; they are hidden from these docs and are no part of the API. How the layers
+//! depend on each other (one way only) is in `CONTRIBUTING.md`.
+//!
+//! shellgate is a policy layer first: run the shell in the kernel sandbox the policy derives
+//! (`[sandbox]`, `policy-check serve`) or as a low-privilege user in a container or VM as well.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
+#![warn(unreachable_pub)]
 
 mod codes;
-pub mod evaluate;
 mod layers;
-pub mod load;
+
 pub mod middleware;
-pub mod policy;
 pub mod redact;
-pub mod report;
 pub mod shell;
 pub mod truncate;
 
-pub use evaluate::{evaluate, Context, Decision, Reason};
-pub use policy::{Diagnostic, Location, Policy, PolicyError, RuleRef, Verdict};
+// The layers the binary (`policy-check`), the Python package and the tests reach into. They are
+// not the library's API: their seams are re-exported below, the rest may change at any time.
+#[doc(hidden)]
+pub mod evaluate;
+#[doc(hidden)]
+pub mod load;
+#[doc(hidden)]
+pub mod policy;
+#[doc(hidden)]
+pub mod report;
+
+pub use evaluate::{evaluate, Context, Decision, Reason, SandboxState};
+pub use policy::{Diagnostic, Location, Policy, PolicyError, RuleRef, Severity, Verdict};

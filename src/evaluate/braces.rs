@@ -7,10 +7,10 @@
 use crate::shell::{Word, WordPart};
 
 /// The most words one brace word may expand to before it counts as dynamic.
-pub const MAX_EXPANSION: usize = 256;
+pub(super) const MAX_EXPANSION: usize = 256;
 
 /// Expand the brace parts of `word`. `None` when it has no brace part or cannot be expanded.
-pub fn expand(word: &Word) -> Option<Vec<Word>> {
+pub(super) fn expand(word: &Word) -> Option<Vec<Word>> {
     if !word.parts.iter().any(|p| matches!(p, WordPart::Brace(_))) {
         return None;
     }
@@ -54,7 +54,7 @@ pub fn expand(word: &Word) -> Option<Vec<Word>> {
 }
 
 /// The alternatives of one brace expression as written, e.g. `{a,b{c,d}}` → a, bc, bd.
-pub fn alternatives(text: &str) -> Option<Vec<String>> {
+pub(super) fn alternatives(text: &str) -> Option<Vec<String>> {
     if text
         .chars()
         .any(|c| matches!(c, '\'' | '"' | '\\' | '$' | '`' | '*' | '?' | '[' | '~'))

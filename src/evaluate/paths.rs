@@ -211,7 +211,7 @@ fn anchors(anchor: PathAnchor, ctx: &Context) -> Vec<&Path> {
 }
 
 /// Whether `pattern` matches the absolute normalised `path`.
-pub fn matches(pattern: &PathPattern, path: &Path, ctx: &Context) -> bool {
+pub(super) fn matches(pattern: &PathPattern, path: &Path, ctx: &Context) -> bool {
     anchors(pattern.anchor, ctx).into_iter().any(|anchor| {
         let Ok(rel) = path.strip_prefix(anchor) else {
             return false;
@@ -254,7 +254,7 @@ fn literal_prefixes(pattern: &PathPattern, ctx: &Context) -> Vec<PathBuf> {
 
 /// Whether reading (`write == false`) or writing the resolved path is allowed. `Err` holds
 /// the message and the rule responsible.
-pub fn check<'p>(
+pub(super) fn check<'p>(
     rules: &'p PathRules,
     resolved: &Resolved,
     write: bool,

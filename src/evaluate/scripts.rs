@@ -189,7 +189,7 @@ fn skip_bracket(b: &[u8], open: usize) -> Option<usize> {
 /// refusal is the price of never missing one.
 ///
 /// Pipes and `>` are looked for in the program's code with its strings, comments and regex
-/// literals blanked ([`awk_code`]), so that `/error|warn/` and `print $1 " -> " $2` pass. A
+/// literals blanked (`awk_code`), so that `/error|warn/` and `print $1 " -> " $2` pass. A
 /// hostile program can hide code from a tokenizer (regex and division look alike, `/` sits
 /// inside brackets), so the blanking is only done when the program has nothing a tokenizer
 /// could misread; otherwise the raw text is checked, as if every character were code.

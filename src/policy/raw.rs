@@ -20,7 +20,7 @@ pub(crate) use super::load::{
 /// A whole policy file.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
-pub struct RawPolicy {
+pub(crate) struct RawPolicy {
     /// Name, description, default verdict and includes.
     pub policy: Option<RawMeta>,
     /// Limits on the size and structure of one command.

@@ -36,7 +36,7 @@ mod lower;
 mod scan;
 mod visit;
 mod words;
-pub mod wrappers;
+pub(crate) mod wrappers;
 
 pub use ir::*;
 

@@ -7,7 +7,7 @@ use super::{Span, Word};
 
 /// Wrappers shellgate can unwrap (they may be listed under `[wrappers]` in a policy).
 /// `find` is special: it is an ordinary program whose `-exec`/`-ok` primaries are unwrapped.
-pub const UNWRAPPABLE: &[&str] = &[
+pub(crate) const UNWRAPPABLE: &[&str] = &[
     "bash", "sh", "dash", "zsh", "ksh", "eval", "env", "timeout", "nice", "nohup", "stdbuf",
     "time", "command", "builtin", "sudo", "xargs", "find",
 ];
@@ -96,18 +96,18 @@ const WRAPPERS: &[&str] = &[
 ];
 
 /// Whether `name` is a program that runs another program from its arguments.
-pub fn is_wrapper(name: &str) -> bool {
+pub(crate) fn is_wrapper(name: &str) -> bool {
     WRAPPERS.contains(&name)
 }
 
 /// Whether shellgate knows how to unwrap `name`.
-pub fn is_unwrappable(name: &str) -> bool {
+pub(crate) fn is_unwrappable(name: &str) -> bool {
     UNWRAPPABLE.contains(&name)
 }
 
 /// Shell builtins that change the state of the persistent session (what later commands
 /// mean), refused unless a policy names them.
-pub const SESSION_STATE: &[&str] = &[
+pub(crate) const SESSION_STATE: &[&str] = &[
     "alias",
     "unalias",
     "hash",
@@ -158,7 +158,7 @@ pub const SESSION_STATE: &[&str] = &[
 
 /// What a wrapper's arguments mean.
 #[derive(Debug)]
-pub enum Unwrapped<'a> {
+pub(crate) enum Unwrapped<'a> {
     /// The payload is this command (program and arguments), with extra dynamic arguments
     /// appended by the wrapper at run time (`xargs`).
     Command {
@@ -344,7 +344,7 @@ fn spec(name: &str) -> Option<Spec> {
 }
 
 /// Find the payload of wrapper `name` given its argument words (after the name).
-pub fn unwrap<'a>(name: &str, args: &'a [Word], whole: Span) -> Unwrapped<'a> {
+pub(crate) fn unwrap<'a>(name: &str, args: &'a [Word], whole: Span) -> Unwrapped<'a> {
     match name {
         "bash" | "sh" | "dash" | "zsh" | "ksh" => shell(args, whole),
         "eval" => eval(args, whole),

@@ -13,7 +13,7 @@ use crate::policy::NamePattern;
 /// `[env]`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
-pub struct RawEnv {
+pub(crate) struct RawEnv {
     /// Variable-name globs that may be assigned.
     #[serde(default)]
     #[schemars(with = "Vec<String>")]

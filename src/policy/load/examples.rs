@@ -11,7 +11,7 @@ use crate::policy::{Example, Verdict};
 /// `[examples]`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
-pub struct RawExamples {
+pub(crate) struct RawExamples {
     /// Commands that must be allowed.
     #[serde(default)]
     #[schemars(with = "Vec<String>")]

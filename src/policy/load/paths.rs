@@ -12,7 +12,7 @@ use crate::policy::{PathAnchor, PathPattern};
 /// `[paths]`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
-pub struct RawPaths {
+pub(crate) struct RawPaths {
     /// Path patterns where reads are allowed: `{workspace}`, `{home}`, `~` or `/` followed by a glob.
     #[serde(default)]
     #[schemars(with = "Vec<String>")]

@@ -12,7 +12,7 @@ use crate::policy::Setting;
 /// `[policy]`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
-pub struct RawMeta {
+pub(crate) struct RawMeta {
     /// The policy name.
     pub name: Option<String>,
     /// What the policy is for.
@@ -31,7 +31,7 @@ pub struct RawMeta {
 /// `[limits]`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
-pub struct RawLimits {
+pub(crate) struct RawLimits {
     /// Longest command accepted, in bytes (at least 1).
     #[schemars(with = "Option<u64>")]
     pub max_bytes: Option<Spanned<i64>>,
@@ -49,7 +49,7 @@ pub struct RawLimits {
 /// `[shell]`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
-pub struct RawShell {
+pub(crate) struct RawShell {
     /// `$(..)`, backticks, `<(..)`: "inner" allows them when every inner command is allowed; a verdict applies to each.
     #[schemars(with = "Option<SubstitutionSetting>")]
     pub substitutions: Option<Spanned<String>>,
@@ -76,7 +76,7 @@ pub struct RawShell {
 /// `[redirects]`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
-pub struct RawRedirects {
+pub(crate) struct RawRedirects {
     /// `2>&1`, `>&2`, `3<&-`.
     #[schemars(with = "Option<VerdictName>")]
     pub fd_duplication: Option<Spanned<String>>,

@@ -12,7 +12,7 @@ use crate::shell::wrappers;
 /// `[wrappers]`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
-pub struct RawWrappers {
+pub(crate) struct RawWrappers {
     /// Wrappers that are unwrapped and their payload checked.
     #[serde(default)]
     #[schemars(with = "Vec<String>")]
