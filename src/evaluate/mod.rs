@@ -24,7 +24,7 @@ use crate::shell::{
     SimpleCommand, Span, Word, WordPart,
 };
 
-pub use paths::{normalize, resolve, Resolved};
+pub use paths::{check_file_access, normalize, resolve, FileAccess, Resolved};
 pub use sandbox::SandboxState;
 pub use scripts::{check_awk, check_sed};
 
@@ -43,6 +43,9 @@ pub struct Context {
     /// Whether what runs is confined by the kernel sandbox (rules of `[sandbox.programs]`
     /// apply only when it is).
     pub sandbox: SandboxState,
+    /// The `$OUTPUT_DIR` of a code execution call, which `{output_dir}` in path rules and
+    /// `$OUTPUT_DIR` in commands stand for; `None` elsewhere (then neither is known).
+    pub output_dir: Option<PathBuf>,
 }
 
 impl Context {
@@ -58,6 +61,7 @@ impl Context {
             workspace: vec![root],
             home: absolute(&home),
             sandbox: SandboxState::Off,
+            output_dir: None,
         }
     }
 
@@ -68,6 +72,7 @@ impl Context {
             workspace: vec![PathBuf::from("/workspace")],
             home: PathBuf::from("/home/user"),
             sandbox: SandboxState::Off,
+            output_dir: None,
         }
     }
 
@@ -219,6 +224,7 @@ impl<'a> Eval<'a> {
         shell::Known {
             pwd_splits: self.cwds.iter().any(|d| splits(d)),
             home_splits: splits(&self.ctx.home),
+            output_dir_splits: self.ctx.output_dir.as_deref().map(splits),
         }
     }
 
