@@ -89,6 +89,35 @@ pub struct Output {
     pub gap: Option<Gap>,
 }
 
+/// What an executor returns for a code execution call (`bash_code_execution`) that ran to
+/// completion: stdout and stderr apart.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CodeOutput {
+    /// Standard output.
+    pub stdout: Vec<u8>,
+    /// Where the executor discarded some of `stdout` while it streamed.
+    pub stdout_gap: Option<Gap>,
+    /// Standard error.
+    pub stderr: Vec<u8>,
+    /// Where the executor discarded some of `stderr` while it streamed.
+    pub stderr_gap: Option<Gap>,
+    /// The exit status, or `None` when there is none (killed by a signal).
+    pub status: Option<i32>,
+}
+
+impl CodeOutput {
+    /// Output with an exit status.
+    pub fn new(stdout: impl Into<Vec<u8>>, stderr: impl Into<Vec<u8>>, status: i32) -> CodeOutput {
+        CodeOutput {
+            stdout: stdout.into(),
+            stderr: stderr.into(),
+            status: Some(status),
+            ..CodeOutput::default()
+        }
+    }
+}
+
 /// Output an executor discarded while it streamed: its marker line in [`Output::output`] and
 /// what that marker stands for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -175,6 +204,10 @@ pub enum ExecError {
     /// Any other failure, from a custom executor.
     #[error("Error: {0}")]
     Failed(String),
+    /// The executor cannot do what was asked (a code execution call to an executor that
+    /// cannot capture stderr apart, say).
+    #[error("Error: unavailable: {0}")]
+    Unavailable(String),
 }
 
 impl ExecError {
@@ -195,7 +228,7 @@ impl ExecError {
     }
 
     /// A short stable name for the audit log: `timeout`, `session-exited`, `start`, `io`,
-    /// `invalid-command`, `failed`.
+    /// `invalid-command`, `failed`, `unavailable`.
     pub fn code(&self) -> &'static str {
         match self {
             ExecError::Timeout { .. } => "timeout",
@@ -204,6 +237,7 @@ impl ExecError {
             ExecError::Io(_) => "io",
             ExecError::InvalidCommand(_) => "invalid-command",
             ExecError::Failed(_) => "failed",
+            ExecError::Unavailable(_) => "unavailable",
         }
     }
 }
@@ -233,6 +267,16 @@ pub trait Executor {
     fn cwd(&self) -> Option<PathBuf> {
         None
     }
+
+    /// Run `command` as a code execution call: `$OUTPUT_DIR` set to `output_dir` (which
+    /// exists and is empty), stdout and stderr captured apart. The default cannot:
+    /// [`ExecError::Unavailable`].
+    fn run_code(&mut self, command: &str, output_dir: &Path) -> Result<CodeOutput, ExecError> {
+        let _ = (command, output_dir);
+        Err(ExecError::Unavailable(
+            "this executor does not run code execution calls".to_string(),
+        ))
+    }
 }
 
 impl<E: Executor + ?Sized> Executor for Box<E> {
@@ -245,6 +289,9 @@ impl<E: Executor + ?Sized> Executor for Box<E> {
     fn cwd(&self) -> Option<PathBuf> {
         (**self).cwd()
     }
+    fn run_code(&mut self, command: &str, output_dir: &Path) -> Result<CodeOutput, ExecError> {
+        (**self).run_code(command, output_dir)
+    }
 }
 
 impl<E: Executor + ?Sized> Executor for &mut E {
@@ -256,6 +303,9 @@ impl<E: Executor + ?Sized> Executor for &mut E {
     }
     fn cwd(&self) -> Option<PathBuf> {
         (**self).cwd()
+    }
+    fn run_code(&mut self, command: &str, output_dir: &Path) -> Result<CodeOutput, ExecError> {
+        (**self).run_code(command, output_dir)
     }
 }
 

@@ -48,8 +48,8 @@ use std::io::{Read, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TryRecvError};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -60,7 +60,7 @@ use std::os::unix::fs::DirBuilderExt;
 
 use super::contain;
 use super::sandbox::{PidsCgroup, SandboxSpec};
-use super::{ExecError, Executor, Gap, Output};
+use super::{CodeOutput, ExecError, Executor, Gap, Output};
 use crate::redact::{Redactor, RuleSet};
 
 /// The variables copied from the parent's environment (when set). Everything else is cleared.
@@ -289,11 +289,43 @@ impl BashSession {
     }
 
     fn run_command(&mut self, command: &str) -> Result<Output, ExecError> {
+        let ran = self.run_script(command, None)?;
+        Ok(Output::new(ran.out.0, ran.status).with_gap(ran.out.1))
+    }
+
+    /// Run `command` as a code execution call: `$OUTPUT_DIR` set to `output_dir` for it, and
+    /// its stderr captured apart from its stdout (both redacted and capped as they stream).
+    pub fn run_code_call(
+        &mut self,
+        command: &str,
+        output_dir: &Path,
+    ) -> Result<CodeOutput, ExecError> {
+        let ran = self.run_script(command, Some(output_dir))?;
+        let (stderr, stderr_gap) = ran.err.unwrap_or_default();
+        Ok(CodeOutput {
+            stdout: ran.out.0,
+            stdout_gap: ran.out.1,
+            stderr,
+            stderr_gap,
+            status: Some(ran.status),
+        })
+    }
+
+    fn run_script(&mut self, command: &str, code: Option<&Path>) -> Result<Ran, ExecError> {
         if command.contains('\0') {
             return Err(ExecError::InvalidCommand(
                 "the command contains a NUL byte".to_string(),
             ));
         }
+        let output_dir = match code.map(|d| d.to_str()) {
+            None => None,
+            Some(Some(d)) if !d.contains('\0') => Some(d.replace('\'', "'\\''")),
+            Some(_) => {
+                return Err(ExecError::InvalidCommand(
+                    "the output directory's name is not UTF-8".to_string(),
+                ))
+            }
+        };
         if self.shell.is_none() {
             self.start()?;
         }
@@ -311,12 +343,37 @@ impl BashSession {
         // The begin line first: whatever a background job printed since the last call comes
         // before it in the stream and is discarded, never shown as this call's output; so do
         // the shell's notices about jobs that ended (`jobs` reports and forgets them).
+        //
+        // A code execution call sends its stderr down the session's second pipe (fd
+        // ERR_FD, kept from startup), with begin and end lines of its own, and runs only if
+        // `$OUTPUT_DIR` really holds the call's directory (an earlier `readonly` cannot
+        // leave a stale one).
+        let (err_begin, run, err_end) = match &output_dir {
+            None => (
+                String::new(),
+                format!("\\builtin eval \"$SG_CMD_{token}\" < /dev/null\n"),
+                String::new(),
+            ),
+            Some(dir) => (
+                format!("\\builtin printf '%s\\n' SG_BEGIN_{token} >&{ERR_FD}\n"),
+                format!(
+                    "if \\builtin export OUTPUT_DIR='{dir}' 2>/dev/null && [[ $OUTPUT_DIR == '{dir}' ]]; \
+                     then \\builtin eval \"$SG_CMD_{token}\" < /dev/null 2>&{ERR_FD}; \
+                     else \\builtin printf 'shellgate: OUTPUT_DIR cannot be set (is it readonly?); \
+                     the command was not run\\n' >&{ERR_FD}; (exit 125); fi\n"
+                ),
+                format!(
+                    "\\builtin printf '\\n%s %d %s %s\\n' SG_END_{token} 0 - SG_END_{token} >&{ERR_FD}\n"
+                ),
+            ),
+        };
         let script = format!(
-            "\\builtin jobs >/dev/null 2>&1\n\\builtin printf '%s\\n' SG_BEGIN_{token}\n\
+            "\\builtin jobs >/dev/null 2>&1\n\\builtin printf '%s\\n' SG_BEGIN_{token}\n{err_begin}\
              IFS= \\builtin read -r -d '' SG_CMD_{token} <<'SG_EOF_{token}' || :\n\
              {command}{newline}SG_EOF_{token}\n\
-             \\builtin eval \"$SG_CMD_{token}\" < /dev/null\n\
+             {run}\
              \\builtin printf '\\n%s %d %s %s\\n' SG_END_{token} \"$?\" \"$PWD\" SG_END_{token}\n\
+             {err_end}\
              \\builtin unset SG_CMD_{token}\n"
         );
         let deadline = Instant::now() + self.config.timeout;
@@ -325,20 +382,18 @@ impl BashSession {
             StreamRedaction::Builtin => Some(RuleSet::builtin()),
             StreamRedaction::Rules(rules) => Some(&**rules),
         };
-        let mut scanner = Scanner::new(&format!("SG_END_{token}"), self.config.max_output, rules);
+        let sentinel = format!("SG_END_{token}");
         let begin = format!("SG_BEGIN_{token}\n");
+        let mut out = Stream::new(&begin, Scanner::new(&sentinel, self.config.max_output, rules));
+        let mut err = output_dir
+            .is_some()
+            .then(|| Stream::new(&begin, Scanner::new(&sentinel, self.config.max_output, rules)));
         let outcome = match shell
             .stdin
             .write_all(script.as_bytes())
             .and_then(|()| shell.stdin.flush())
         {
-            Ok(()) => match shell.skip_until(begin.as_bytes(), deadline) {
-                Ok(rest) => match scanner.push(&rest) {
-                    Some(done) => done,
-                    None => shell.read_until(&mut scanner, deadline),
-                },
-                Err(wait) => wait,
-            },
+            Ok(()) => shell.wait(&mut out, err.as_mut(), deadline),
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Wait::Exited,
             Err(e) => {
                 self.shell = None;
@@ -348,17 +403,31 @@ impl BashSession {
         };
         match outcome {
             Wait::Done { status, cwd } => {
+                let err_complete = err.as_ref().is_none_or(|e| e.done);
                 if !self.config.keep_background {
                     shell.kill_descendants();
                 }
                 if let Some(cwd) = cwd {
                     self.cwd = cwd;
                 }
-                let (output, gap) = scanner.into_output();
-                Ok(Output::new(output, status).with_gap(gap))
+                let err = err.map(|e| {
+                    let (mut bytes, gap) = e.scanner.into_output();
+                    if !err_complete {
+                        bytes.extend_from_slice(
+                            b"\n[shellgate: the rest of stderr was lost (the session's stderr \
+                              pipe was closed); the session was restarted]\n",
+                        );
+                    }
+                    (bytes, gap)
+                });
+                let out = out.scanner.into_output();
+                if !err_complete {
+                    let _ = self.start();
+                }
+                Ok(Ran { status, out, err })
             }
             Wait::TimedOut => {
-                let (output, gap) = scanner.into_output();
+                let (output, gap) = out.scanner.into_output();
                 let restarted = self.start().is_ok();
                 Err(ExecError::Timeout {
                     after: self.config.timeout,
@@ -369,7 +438,7 @@ impl BashSession {
             }
             Wait::Exited => {
                 let status = self.shell.as_mut().and_then(Shell::exit_status);
-                let (output, gap) = scanner.into_output();
+                let (output, gap) = out.scanner.into_output();
                 // If the new session cannot start, the next call tries again and says why.
                 let _ = self.start();
                 Err(ExecError::SessionExited {
@@ -378,6 +447,75 @@ impl BashSession {
                     gap,
                 })
             }
+        }
+    }
+}
+
+/// What one script run gave: the status, stdout (or everything, interleaved), and for a
+/// code execution call stderr.
+struct Ran {
+    status: i32,
+    out: (Vec<u8>, Option<Gap>),
+    err: Option<(Vec<u8>, Option<Gap>)>,
+}
+
+/// The file descriptor on which the shell keeps the session's second pipe (its stderr at
+/// startup): high, so that scripts using fds 3 to 9 do not clobber it.
+const ERR_FD: u32 = 62;
+
+/// How long stderr's end line may lag behind stdout's before it is given up for lost.
+const ERR_GRACE: Duration = Duration::from_secs(2);
+
+/// One of the session's two output streams during a call: skipped up to the call's begin
+/// line, then scanned up to its sentinel line.
+struct Stream<'r> {
+    begin: Vec<u8>,
+    /// Bytes that might be the start of `begin` (before it was seen).
+    held: Vec<u8>,
+    begun: bool,
+    done: bool,
+    status: Option<(i32, Option<PathBuf>)>,
+    scanner: Scanner<'r>,
+}
+
+impl<'r> Stream<'r> {
+    fn new(begin: &str, scanner: Scanner<'r>) -> Stream<'r> {
+        Stream {
+            begin: begin.as_bytes().to_vec(),
+            held: Vec::new(),
+            begun: begin.is_empty(),
+            done: false,
+            status: None,
+            scanner,
+        }
+    }
+
+    fn push(&mut self, chunk: &[u8]) {
+        if self.done {
+            return; // after the sentinel: a background job's output, dropped
+        }
+        let rest;
+        let data = if self.begun {
+            chunk
+        } else {
+            self.held.extend_from_slice(chunk);
+            match memchr::memmem::find(&self.held, &self.begin) {
+                Some(i) => {
+                    self.begun = true;
+                    rest = self.held.split_off(i + self.begin.len());
+                    self.held.clear();
+                    &rest[..]
+                }
+                None => {
+                    let keep = self.held.len().min(self.begin.len() - 1);
+                    self.held.drain(..self.held.len() - keep);
+                    return;
+                }
+            }
+        };
+        if let Some(Wait::Done { status, cwd }) = self.scanner.push(data) {
+            self.done = true;
+            self.status = Some((status, cwd));
         }
     }
 }
@@ -395,6 +533,10 @@ impl Executor for BashSession {
     fn cwd(&self) -> Option<PathBuf> {
         Some(self.cwd.clone())
     }
+
+    fn run_code(&mut self, command: &str, output_dir: &Path) -> Result<CodeOutput, ExecError> {
+        self.run_code_call(command, output_dir)
+    }
 }
 
 /// A running shell. Dropping it kills its process group and reaps it.
@@ -402,7 +544,8 @@ impl Executor for BashSession {
 struct Shell {
     child: Child,
     stdin: ChildStdin,
-    rx: Receiver<Vec<u8>>,
+    /// Chunks of the shell's stdout (`false`) and of its second pipe (`true`).
+    rx: Receiver<(bool, Vec<u8>)>,
     pgid: Option<Pid>,
     /// The shell itself (the launcher's child under the launcher).
     shell_pid: Option<Pid>,
@@ -470,12 +613,14 @@ impl Shell {
             .process_group(0)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null());
+            .stderr(Stdio::piped());
         let mut child = cmd
             .spawn()
             .map_err(|e| ExecError::Start(format!("{}: {e}", config.bash.display())))?;
         let pgid = i32::try_from(child.id()).ok().map(Pid::from_raw);
-        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        let (Some(stdin), Some(stdout), Some(stderr)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
             return Err(ExecError::Start("no pipes to the shell".to_string()));
         };
         // Bounded: if nobody reads (a background job printing between calls), the reader
@@ -499,14 +644,21 @@ impl Shell {
             tmp,
             cgroup,
         };
+        let tx_err = tx.clone();
         std::thread::Builder::new()
             .name("shellgate-bash-reader".to_string())
-            .spawn(move || read_pipe(stdout, tx))
+            .spawn(move || read_pipe(stdout, false, tx))
+            .map_err(|e| ExecError::Start(format!("cannot start the output reader: {e}")))?;
+        std::thread::Builder::new()
+            .name("shellgate-bash-stderr-reader".to_string())
+            .spawn(move || read_pipe(stderr, true, tx_err))
             .map_err(|e| ExecError::Start(format!("cannot start the output reader: {e}")))?;
 
+        // stderr joins stdout (the bash tool interleaves them); the second pipe stays on
+        // ERR_FD for code execution calls, which capture stderr apart.
         let token = token()?;
         let script = format!(
-            "exec 2>&1\n{}\\builtin printf '\\n%s %d %s %s\\n' SG_END_{token} 0 \"$PWD\" SG_END_{token}\n",
+            "exec {ERR_FD}>&2 2>&1\n{}\\builtin printf '\\n%s %d %s %s\\n' SG_END_{token} 0 \"$PWD\" SG_END_{token}\n",
             config.limits.script()
         );
         if let Err(e) = shell
@@ -516,9 +668,9 @@ impl Shell {
         {
             return Err(ExecError::Start(format!("cannot write to the shell: {e}")));
         }
-        let mut scanner = Scanner::new(&format!("SG_END_{token}"), 16 * 1024, None);
+        let mut out = Stream::new("", Scanner::new(&format!("SG_END_{token}"), 16 * 1024, None));
         let deadline = Instant::now() + config.timeout.max(MIN_START_TIMEOUT);
-        match shell.read_until(&mut scanner, deadline) {
+        match shell.wait(&mut out, None, deadline) {
             Wait::Done { cwd, .. } => {
                 if config.launcher.is_some() {
                     // The launcher's only child is the shell (exec'd by stage 2).
@@ -530,39 +682,12 @@ impl Shell {
                 "the shell did not become ready in time".to_string(),
             )),
             Wait::Exited => {
-                let (out, _) = scanner.into_output();
+                let (out, _) = out.scanner.into_output();
                 let out = String::from_utf8_lossy(&out);
                 Err(ExecError::Start(format!(
                     "the shell exited at startup (a resource limit that cannot be set?): {}",
                     out.trim()
                 )))
-            }
-        }
-    }
-
-    /// Discard output up to and including `marker`; what follows it in the same read.
-    fn skip_until(&mut self, marker: &[u8], deadline: Instant) -> Result<Vec<u8>, Wait> {
-        let mut held: Vec<u8> = Vec::new();
-        loop {
-            let now = Instant::now();
-            if now >= deadline {
-                return Err(Wait::TimedOut);
-            }
-            match self.rx.recv_timeout((deadline - now).min(EXIT_POLL)) {
-                Ok(chunk) => {
-                    held.extend_from_slice(&chunk);
-                    if let Some(i) = memchr::memmem::find(&held, marker) {
-                        return Ok(held.split_off(i + marker.len()));
-                    }
-                    let keep = held.len().min(marker.len() - 1);
-                    held.drain(..held.len() - keep);
-                }
-                Err(RecvTimeoutError::Disconnected) => return Err(Wait::Exited),
-                Err(RecvTimeoutError::Timeout) => {
-                    if matches!(self.child.try_wait(), Ok(Some(_))) {
-                        return Err(Wait::Exited);
-                    }
-                }
             }
         }
     }
@@ -574,35 +699,47 @@ impl Shell {
         }
     }
 
-    /// Feed output into `scanner` until its sentinel line, the deadline, or the shell's exit.
-    fn read_until(&mut self, scanner: &mut Scanner, deadline: Instant) -> Wait {
+    /// Feed output into `out` (and `err`) until their sentinel lines, the deadline, or the
+    /// shell's exit. Once `out` is done, `err` gets [`ERR_GRACE`] more; if its end line is
+    /// still missing then, the call is done with `err` incomplete (`done` false).
+    fn wait(&mut self, out: &mut Stream, mut err: Option<&mut Stream>, deadline: Instant) -> Wait {
+        let mut grace: Option<Instant> = None;
         loop {
+            if out.done {
+                let err_done = err.as_ref().is_none_or(|e| e.done);
+                let until = *grace.get_or_insert_with(|| deadline.min(Instant::now() + ERR_GRACE));
+                if err_done || Instant::now() >= until {
+                    let (status, cwd) = out.status.take().unwrap_or((-1, None));
+                    return Wait::Done { status, cwd };
+                }
+            }
             let now = Instant::now();
-            if now >= deadline {
+            let until = grace.unwrap_or(deadline);
+            if now >= until {
                 return Wait::TimedOut;
             }
-            match self.rx.recv_timeout((deadline - now).min(EXIT_POLL)) {
-                Ok(chunk) => {
-                    if let Some(done) = scanner.push(&chunk) {
-                        return done;
-                    }
-                }
+            match self.rx.recv_timeout((until - now).min(EXIT_POLL)) {
+                Ok((is_err, chunk)) => match (is_err, err.as_deref_mut()) {
+                    (false, _) => out.push(&chunk),
+                    (true, Some(e)) => e.push(&chunk),
+                    (true, None) => {} // not this call's: a background job's stderr
+                },
                 Err(RecvTimeoutError::Disconnected) => return Wait::Exited,
                 Err(RecvTimeoutError::Timeout) => {
                     if matches!(self.child.try_wait(), Ok(Some(_))) {
                         // Gone, though something still holds the pipe: take what is there.
-                        loop {
-                            match self.rx.try_recv() {
-                                Ok(chunk) => {
-                                    if let Some(done) = scanner.push(&chunk) {
-                                        return done;
-                                    }
-                                }
-                                Err(TryRecvError::Empty | TryRecvError::Disconnected) => {
-                                    return Wait::Exited
-                                }
+                        while let Ok((is_err, chunk)) = self.rx.try_recv() {
+                            match (is_err, err.as_deref_mut()) {
+                                (false, _) => out.push(&chunk),
+                                (true, Some(e)) => e.push(&chunk),
+                                (true, None) => {}
                             }
                         }
+                        if out.done {
+                            let (status, cwd) = out.status.take().unwrap_or((-1, None));
+                            return Wait::Done { status, cwd };
+                        }
+                        return Wait::Exited;
                     }
                 }
             }
@@ -656,13 +793,13 @@ impl Drop for TmpGuard {
     }
 }
 
-fn read_pipe(mut out: ChildStdout, tx: SyncSender<Vec<u8>>) {
+fn read_pipe(mut out: impl Read, is_err: bool, tx: SyncSender<(bool, Vec<u8>)>) {
     let mut buf = vec![0u8; 64 * 1024];
     loop {
         match out.read(&mut buf) {
             Ok(0) => return,
             Ok(n) => {
-                if tx.send(buf[..n].to_vec()).is_err() {
+                if tx.send((is_err, buf[..n].to_vec())).is_err() {
                     return; // the session is gone
                 }
             }
