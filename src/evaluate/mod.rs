@@ -24,7 +24,7 @@ use crate::shell::{
     SimpleCommand, Span, Word, WordPart,
 };
 
-pub use paths::{check_file_access, normalize, resolve, FileAccess, Resolved};
+pub use paths::{check_file_access, normalize, real_path, resolve, FileAccess, Resolved};
 pub use sandbox::SandboxState;
 pub use scripts::{check_awk, check_sed};
 

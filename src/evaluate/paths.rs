@@ -487,11 +487,11 @@ pub fn check_file_access(
     ev.finish()
 }
 
-/// `path` (absolute, normalised) with every symlink resolved, dangling ones included (a
+/// The path a file tool opens for `path` (absolute, normalised): every symlink resolved, dangling ones included (a
 /// write through a dangling symlink creates its target): existing components are followed
 /// as the kernel would, the first missing one and those after it are kept as they are.
 /// After 40 symlinks the rest is kept unresolved under `/proc/self/loop` (never allowed).
-pub(crate) fn real_path(path: &Path) -> PathBuf {
+pub fn real_path(path: &Path) -> PathBuf {
     let mut todo: Vec<std::ffi::OsString> = path
         .components()
         .rev()

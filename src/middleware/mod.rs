@@ -52,8 +52,12 @@
 
 pub mod audit;
 pub mod contain;
+pub mod files;
+pub mod outputs;
 pub mod sandbox;
 pub mod session;
+pub mod shapes;
+mod tool_calls;
 pub mod types;
 
 use std::path::{Path, PathBuf};
@@ -70,6 +74,10 @@ use crate::truncate::TruncateConfig;
 
 pub use audit::{AuditError, AuditLog, AuditRecord};
 pub use session::{BashSession, Launcher, ResourceLimits, SessionConfig, StreamRedaction};
+pub use files::{FileTool, LocalFiles};
+pub use outputs::OutputFiles;
+pub use shapes::{CodeExecutionResult, EditorCommand, ResultBlock, ToolSet};
+pub use tool_calls::EditorLimits;
 pub use types::{BashInput, InputError, ToolResult, ToolUse, UserMessage, BASH_TOOL_NAME};
 
 /// What an executor returns for a command that ran to completion.
@@ -336,6 +344,13 @@ pub trait OutputFilter: Send + Sync {
     /// Turn raw output into the text for the model.
     fn filter(&self, output: &[u8]) -> String;
 
+    /// Only the redaction part, for text that is shaped further before [`Self::filter`]
+    /// (the text editor numbers a file's lines after redacting it). By default the whole
+    /// filter: never less redaction than [`Self::filter`] does.
+    fn redact(&self, output: &[u8]) -> Vec<u8> {
+        self.filter(output).into_bytes()
+    }
+
     /// Turn an executor's output into the text for the model, accounting for what the
     /// executor discarded while it streamed ([`Output::gap`]). By default, [`Self::filter`]
     /// on the bytes (the executor's own marker line stays in them).
@@ -402,6 +417,11 @@ impl OutputFilter for RedactThenTruncate {
         let rules = self.rules.as_deref().unwrap_or_else(|| RuleSet::builtin());
         let (redacted, _) = rules.redact(output);
         crate::truncate::truncate(&redacted, &self.truncate)
+    }
+
+    fn redact(&self, output: &[u8]) -> Vec<u8> {
+        let rules = self.rules.as_deref().unwrap_or_else(|| RuleSet::builtin());
+        rules.redact(output).0
     }
 
     /// The executor's marker line is replaced by the gap it stands for, so that the one marker
@@ -530,6 +550,9 @@ pub enum Answer {
     Result(ToolResult),
     /// The answer to a message's `content`: one result per `tool_use`, in order.
     Message(UserMessage),
+    /// The answer to one code execution call (`bash_code_execution`,
+    /// `text_editor_code_execution`).
+    CodeExecution(CodeExecutionResult),
 }
 
 /// Why a value got no [`Answer`] from [`Guard::handle_value`].
@@ -610,6 +633,12 @@ pub struct Guard<E> {
     filter: Box<dyn OutputFilter>,
     approver: Option<Box<dyn Approver>>,
     audit: Option<AuditLog>,
+    tools: ToolSet,
+    files: Box<dyn FileTool>,
+    editor_limits: EditorLimits,
+    outputs: Option<OutputFiles>,
+    max_output_file_bytes: u64,
+    rate: Option<tool_calls::RateLimit>,
 }
 
 impl<E> std::fmt::Debug for Guard<E> {
@@ -638,6 +667,12 @@ impl<E: Executor> Guard<E> {
             filter: Box::new(RedactThenTruncate::default()),
             approver: None,
             audit: None,
+            tools: ToolSet::default(),
+            files: Box::new(LocalFiles::new()),
+            editor_limits: EditorLimits::default(),
+            outputs: None,
+            max_output_file_bytes: tool_calls::DEFAULT_MAX_OUTPUT_FILE_BYTES,
+            rate: None,
         };
         guard.sync_cwd();
         guard
@@ -681,19 +716,28 @@ impl<E: Executor> Guard<E> {
         self.executor
     }
 
-    /// Answer one `tool_use` block.
+    /// Answer one `tool_use` block as a `tool_result` (a code execution call's typed result
+    /// as its JSON text: [`ResultBlock::into_tool_result`]).
     pub fn handle(&mut self, tool_use: &ToolUse) -> ToolResult {
-        self.handle_tool_use(tool_use).result
+        self.answer(tool_use).into_tool_result()
     }
 
     /// Answer one `tool_use` block given as JSON. Anything that is not a valid bash call gets
-    /// an `is_error` result (quoting the block's `id` when it has a string one).
+    /// an `is_error` result (quoting the block's `id` when it has a string one). A code
+    /// execution call's result comes back as a `tool_result` whose content is the result's
+    /// JSON ([`ResultBlock::into_tool_result`]); [`Guard::answer_json`] keeps its shape.
     pub fn handle_json(&mut self, block: &Value) -> ToolResult {
+        self.answer_json(block).into_tool_result()
+    }
+
+    /// Answer one `tool_use` or `server_tool_use` block given as JSON, in the shape of its
+    /// tool ([`Guard::answer`]). A block that cannot be read gets an `is_error` `tool_result`.
+    pub fn answer_json(&mut self, block: &Value) -> ResultBlock {
         match ToolUse::from_json(block) {
-            Ok(tool_use) => self.handle(&tool_use),
+            Ok(tool_use) => self.answer(&tool_use),
             Err(e) => {
                 let id = block.get("id").and_then(Value::as_str).unwrap_or("");
-                self.invalid(id, None, e).result
+                self.invalid(id, None, e).result.into()
             }
         }
     }
@@ -712,14 +756,15 @@ impl<E: Executor> Guard<E> {
         }
     }
 
-    /// Answer every `tool_use` block of an assistant message's `content`, in order, as one
-    /// user message. Other blocks (text, thinking) are skipped; tool_uses of other tools get
-    /// an `is_error` result saying the tool is unknown.
+    /// Answer every `tool_use` and `server_tool_use` block of an assistant message's
+    /// `content`, in order, as one user message. Other blocks (text, thinking, results) are
+    /// skipped; calls of tools not enabled ([`Guard::with_tools`]) get an `is_error` result
+    /// saying the tool is unknown.
     pub fn handle_turn(&mut self, content: &[Value]) -> UserMessage {
         let results = content
             .iter()
-            .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
-            .map(|b| self.handle_json(b))
+            .filter(|b| is_call(b))
+            .map(|b| self.answer_json(b))
             .collect();
         UserMessage::new(results)
     }
@@ -730,8 +775,11 @@ impl<E: Executor> Guard<E> {
     /// `tool_use` in it ([`handle_turn`](Guard::handle_turn)). Anything else is `None`: it is
     /// not a call ([`NOT_A_CALL`] says so), and nothing ran.
     pub fn handle_value(&mut self, value: &Value) -> Option<Answer> {
-        if value.get("type").and_then(Value::as_str) == Some("tool_use") {
-            return Some(Answer::Result(self.handle_json(value)));
+        if is_call(value) {
+            return Some(match self.answer_json(value) {
+                ResultBlock::Tool(r) => Answer::Result(r),
+                ResultBlock::CodeExecution(r) => Answer::CodeExecution(r),
+            });
         }
         match value.get("content") {
             Some(Value::Array(blocks)) => Some(Answer::Message(self.handle_turn(blocks))),
@@ -739,12 +787,11 @@ impl<E: Executor> Guard<E> {
         }
     }
 
-    /// Answer one `tool_use` block, with its [`Outcome`].
+    /// Answer one bash `tool_use` block, with its [`Outcome`] (any other tool is answered
+    /// as unknown here: see [`Guard::answer`]).
     pub fn handle_tool_use(&mut self, tool_use: &ToolUse) -> Call {
-        if tool_use.name != BASH_TOOL_NAME {
-            let e = InputError::UnknownTool {
-                name: tool_use.name.clone(),
-            };
+        if tool_use.name != BASH_TOOL_NAME || !self.tools.bash {
+            let e = self.unknown_tool(&tool_use.name);
             return self.invalid(&tool_use.id, None, e);
         }
         match BashInput::from_json(&tool_use.input) {
@@ -914,6 +961,14 @@ impl<E: Executor> Guard<E> {
             }
         }
     }
+}
+
+/// Whether a block is a call: `tool_use` or `server_tool_use`.
+fn is_call(block: &Value) -> bool {
+    matches!(
+        block.get("type").and_then(Value::as_str),
+        Some("tool_use" | "server_tool_use")
+    )
 }
 
 fn refused(id: &str, command: &str, decision: &Decision, note: Option<&str>) -> Call {

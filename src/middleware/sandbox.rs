@@ -188,6 +188,7 @@ fn pattern_roots(anchor: PathAnchor, text: &str, ctx: &Context) -> Vec<PathBuf> 
             .strip_prefix("{home}")
             .or_else(|| text.strip_prefix('~')),
         PathAnchor::Root => Some(text),
+        PathAnchor::OutputDir => text.strip_prefix("{output_dir}"),
     }
     .unwrap_or("");
     let literal: Vec<&str> = rest
@@ -219,6 +220,8 @@ fn bases(anchor: PathAnchor, ctx: &Context) -> Vec<PathBuf> {
         PathAnchor::Workspace => ctx.workspace.clone(),
         PathAnchor::Home => vec![ctx.home.clone()],
         PathAnchor::Root => vec![PathBuf::from("/")],
+        // The directory every call's `$OUTPUT_DIR` is made in, when the session has one.
+        PathAnchor::OutputDir => ctx.output_dir.iter().cloned().collect(),
     }
 }
 
@@ -427,6 +430,12 @@ fn restrict(spec: &SandboxSpec, tmp: Option<&Path>) -> Result<(), SandboxError> 
         )));
     }
     Ok(())
+}
+
+/// Confine the calling thread (only it, and what it starts) with Landlock to `spec`'s roots:
+/// the file tool's worker ([`super::files::LocalFiles::confined`]). No temporary directory.
+pub(crate) fn restrict_this_thread(spec: &SandboxSpec) -> Result<(), SandboxError> {
+    restrict(spec, None)
 }
 
 /// What Landlock cannot express, with seccomp (no `network`): `socket()` for UDP and raw
