@@ -338,7 +338,14 @@ impl<E: Executor> Guard<E> {
         let path = cmd.path();
         let mut ctx = self.context.clone();
         ctx.output_dir = None;
-        let decision = check_file_access(&self.policy, &ctx, path, access);
+        let mut decision = check_file_access(&self.policy, &ctx, path, access);
+        // An edit reads the file too (and says what it matched): a path that may be
+        // written but not read is not edited.
+        if matches!(cmd, EditorCommand::StrReplace { .. } | EditorCommand::Insert { .. }) {
+            let read = check_file_access(&self.policy, &ctx, path, FileAccess::Read);
+            decision.verdict = decision.verdict.max(read.verdict);
+            decision.reasons.extend(read.reasons);
+        }
         rec.verdict = Some(decision.verdict);
         rec.reasons = decision.reasons.iter().map(|r| r.code).collect();
         if decision.verdict != Verdict::Allow {
@@ -722,12 +729,13 @@ fn editor_text(done: Edited) -> String {
 /// What the model is told when the policy refuses a file operation: the operation, the path,
 /// and each reason with its code and rule.
 fn file_refusal(cmd: &EditorCommand, path: &str, decision: &Decision) -> String {
-    let (verb, nothing) = match cmd {
-        EditorCommand::View { .. } => ("read", "nothing was read"),
-        _ => ("write", "nothing was written"),
+    let (what, nothing) = match cmd {
+        EditorCommand::View { .. } => ("reads", "nothing was read"),
+        EditorCommand::Create { .. } => ("writes", "nothing was written"),
+        _ => ("reads and writes", "nothing was read or written"),
     };
     let mut out = format!(
-        "`{}` of `{path}` was refused by the shellgate policy ({verb}s of this path are not \
+        "`{}` of `{path}` was refused by the shellgate policy ({what} of this path must be \
          allowed); {nothing}.",
         cmd.name()
     );
