@@ -792,7 +792,10 @@ impl shellgate::middleware::FileTool for FileRecorder {
         path: &Path,
     ) -> Result<shellgate::middleware::files::FileKind, shellgate::middleware::files::FileError>
     {
-        self.calls.lock().unwrap().push(format!("stat {}", path.display()));
+        self.calls
+            .lock()
+            .unwrap()
+            .push(format!("stat {}", path.display()));
         shellgate::middleware::LocalFiles::new().stat(path)
     }
     fn read(
@@ -800,7 +803,10 @@ impl shellgate::middleware::FileTool for FileRecorder {
         path: &Path,
         max: u64,
     ) -> Result<Vec<u8>, shellgate::middleware::files::FileError> {
-        self.calls.lock().unwrap().push(format!("read {}", path.display()));
+        self.calls
+            .lock()
+            .unwrap()
+            .push(format!("read {}", path.display()));
         shellgate::middleware::LocalFiles::new().read(path, max)
     }
     fn list(
@@ -810,7 +816,10 @@ impl shellgate::middleware::FileTool for FileRecorder {
         max: usize,
     ) -> Result<Vec<shellgate::middleware::files::DirEntry>, shellgate::middleware::files::FileError>
     {
-        self.calls.lock().unwrap().push(format!("list {}", path.display()));
+        self.calls
+            .lock()
+            .unwrap()
+            .push(format!("list {}", path.display()));
         shellgate::middleware::LocalFiles::new().list(path, depth, max)
     }
     fn write(
@@ -819,11 +828,13 @@ impl shellgate::middleware::FileTool for FileRecorder {
         contents: &[u8],
         mode: shellgate::middleware::files::WriteMode,
     ) -> Result<(), shellgate::middleware::files::FileError> {
-        self.calls.lock().unwrap().push(format!("write {}", path.display()));
+        self.calls
+            .lock()
+            .unwrap()
+            .push(format!("write {}", path.display()));
         shellgate::middleware::LocalFiles::new().write(path, contents, mode)
     }
 }
-
 
 /// A workspace (canonical path) with `a.txt`, `src/lib.rs`, `secret.txt`, and `outside/`
 /// beside it holding `key`.
@@ -868,52 +879,127 @@ fn the_text_editor_answers_each_command_in_the_documented_shape() {
     let (_d, ws, _) = tools_workspace();
     let (mut g, rec, _) = tool_guard(&ws);
     assert_eq!(
-        answer(&mut g, &editor("t1", json!({"command": "view", "path": "a.txt"}))),
+        answer(
+            &mut g,
+            &editor("t1", json!({"command": "view", "path": "a.txt"}))
+        ),
         json!({"type": "tool_result", "tool_use_id": "t1",
                "content": "     1\tone\n     2\ttwo\n     3\tthree\n", "is_error": false})
     );
     assert_eq!(
-        answer(&mut g, &editor("t2", json!({"command": "view", "path": "a.txt", "view_range": [2, -1]}))),
+        answer(
+            &mut g,
+            &editor(
+                "t2",
+                json!({"command": "view", "path": "a.txt", "view_range": [2, -1]})
+            )
+        ),
         json!({"type": "tool_result", "tool_use_id": "t2",
                "content": "     2\ttwo\n     3\tthree\n", "is_error": false})
     );
     assert_eq!(
-        answer(&mut g, &editor("t3", json!({"command": "view", "path": "."}))),
+        answer(
+            &mut g,
+            &editor("t3", json!({"command": "view", "path": "."}))
+        ),
         json!({"type": "tool_result", "tool_use_id": "t3", "is_error": false, "content":
                "Files and directories up to 2 levels deep in ., hidden ones left out:\na.txt\nsecret.txt\nsrc/\nsrc/lib.rs\n"})
     );
     assert_eq!(
-        answer(&mut g, &editor("t4", json!({"command": "str_replace", "path": "a.txt", "old_str": "two", "new_str": "2"}))),
+        answer(
+            &mut g,
+            &editor(
+                "t4",
+                json!({"command": "str_replace", "path": "a.txt", "old_str": "two", "new_str": "2"})
+            )
+        ),
         json!({"type": "tool_result", "tool_use_id": "t4", "is_error": false,
                "content": "Successfully replaced text at exactly one location (lines 2-2 now)."})
     );
     assert_eq!(
-        answer(&mut g, &editor("t5", json!({"command": "insert", "path": "a.txt", "insert_line": 1, "insert_text": "1.5"}))),
+        answer(
+            &mut g,
+            &editor(
+                "t5",
+                json!({"command": "insert", "path": "a.txt", "insert_line": 1, "insert_text": "1.5"})
+            )
+        ),
         json!({"type": "tool_result", "tool_use_id": "t5", "is_error": false,
                "content": "Text inserted successfully after line 1."})
     );
-    assert_eq!(std::fs::read_to_string(ws.join("a.txt")).unwrap(), "one\n1.5\n2\nthree\n");
     assert_eq!(
-        answer(&mut g, &editor("t6", json!({"command": "create", "path": "new/b.txt", "file_text": "b\n"}))),
+        std::fs::read_to_string(ws.join("a.txt")).unwrap(),
+        "one\n1.5\n2\nthree\n"
+    );
+    assert_eq!(
+        answer(
+            &mut g,
+            &editor(
+                "t6",
+                json!({"command": "create", "path": "new/b.txt", "file_text": "b\n"})
+            )
+        ),
         json!({"type": "tool_result", "tool_use_id": "t6", "is_error": false,
                "content": "File created successfully."})
     );
-    assert_eq!(std::fs::read_to_string(ws.join("new/b.txt")).unwrap(), "b\n");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("new/b.txt")).unwrap(),
+        "b\n"
+    );
     // Exactly one match, else an error saying how many; nothing changes.
     std::fs::write(ws.join("dup.txt"), "x = 1\nx = 1\n").unwrap();
-    let two = answer(&mut g, &editor("t7", json!({"command": "str_replace", "path": "dup.txt", "old_str": "x = 1", "new_str": "y"})));
-    assert_eq!(two, json!({"type": "tool_result", "tool_use_id": "t7", "is_error": true, "content": format!(
+    let two = answer(
+        &mut g,
+        &editor(
+            "t7",
+            json!({"command": "str_replace", "path": "dup.txt", "old_str": "x = 1", "new_str": "y"}),
+        ),
+    );
+    assert_eq!(
+        two,
+        json!({"type": "tool_result", "tool_use_id": "t7", "is_error": true, "content": format!(
         "Error: old_str matches 2 times in `{}`; it must match exactly once (include more of the surrounding lines); nothing was changed",
-        ws.join("dup.txt").display())}));
-    let none = answer(&mut g, &editor("t8", json!({"command": "str_replace", "path": "dup.txt", "old_str": "zzz", "new_str": "y"})));
-    assert!(none["content"].as_str().unwrap().starts_with("Error: old_str was not found in"), "{none}");
-    assert_eq!(std::fs::read_to_string(ws.join("dup.txt")).unwrap(), "x = 1\nx = 1\n");
-    let missing = answer(&mut g, &editor("t9", json!({"command": "view", "path": "nope.txt"})));
-    assert_eq!(missing, json!({"type": "tool_result", "tool_use_id": "t9", "is_error": true,
-        "content": format!("Error: `{}` does not exist", ws.join("nope.txt").display())}));
-    let bad = answer(&mut g, &editor("t10", json!({"command": "view", "path": "a.txt", "view_range": [3, 9]})));
+        ws.join("dup.txt").display())})
+    );
+    let none = answer(
+        &mut g,
+        &editor(
+            "t8",
+            json!({"command": "str_replace", "path": "dup.txt", "old_str": "zzz", "new_str": "y"}),
+        ),
+    );
+    assert!(
+        none["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("Error: old_str was not found in"),
+        "{none}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("dup.txt")).unwrap(),
+        "x = 1\nx = 1\n"
+    );
+    let missing = answer(
+        &mut g,
+        &editor("t9", json!({"command": "view", "path": "nope.txt"})),
+    );
+    assert_eq!(
+        missing,
+        json!({"type": "tool_result", "tool_use_id": "t9", "is_error": true,
+        "content": format!("Error: `{}` does not exist", ws.join("nope.txt").display())})
+    );
+    let bad = answer(
+        &mut g,
+        &editor(
+            "t10",
+            json!({"command": "view", "path": "a.txt", "view_range": [3, 9]}),
+        ),
+    );
     assert_eq!(bad["content"], "Error: invalid view_range [3, 9]: the last line must be -1 or between the first line and the file's last (the file has 4 lines)");
-    let bad = answer(&mut g, &editor("t11", json!({"command": "delete", "path": "a.txt"})));
+    let bad = answer(
+        &mut g,
+        &editor("t11", json!({"command": "delete", "path": "a.txt"})),
+    );
     assert_eq!(bad["content"], "Error: invalid input: `command` must be one of \"view\", \"create\", \"str_replace\", \"insert\"");
     assert!(rec.calls().is_empty(), "file tools never run commands");
 }
@@ -923,30 +1009,57 @@ fn text_editor_code_execution_answers_typed_results() {
     let (_d, ws, _) = tools_workspace();
     let (mut g, _, _) = tool_guard(&ws);
     assert_eq!(
-        answer(&mut g, &code_editor("s1", json!({"command": "view", "path": "a.txt", "view_range": [2, 3]}))),
+        answer(
+            &mut g,
+            &code_editor(
+                "s1",
+                json!({"command": "view", "path": "a.txt", "view_range": [2, 3]})
+            )
+        ),
         json!({"type": "text_editor_code_execution_tool_result", "tool_use_id": "s1", "content": {
             "type": "text_editor_code_execution_view_result", "file_type": "text",
             "content": "two\nthree\n", "num_lines": 2, "start_line": 2, "total_lines": 3}})
     );
     assert_eq!(
-        answer(&mut g, &code_editor("s2", json!({"command": "create", "path": "c.txt", "file_text": "c\n"}))),
+        answer(
+            &mut g,
+            &code_editor(
+                "s2",
+                json!({"command": "create", "path": "c.txt", "file_text": "c\n"})
+            )
+        ),
         json!({"type": "text_editor_code_execution_tool_result", "tool_use_id": "s2", "content": {
             "type": "text_editor_code_execution_create_result", "is_file_update": false}})
     );
     assert_eq!(
-        answer(&mut g, &code_editor("s3", json!({"command": "create", "path": "c.txt", "file_text": "c2\n"}))),
+        answer(
+            &mut g,
+            &code_editor(
+                "s3",
+                json!({"command": "create", "path": "c.txt", "file_text": "c2\n"})
+            )
+        ),
         json!({"type": "text_editor_code_execution_tool_result", "tool_use_id": "s3", "content": {
             "type": "text_editor_code_execution_create_result", "is_file_update": true}})
     );
     assert_eq!(
-        answer(&mut g, &code_editor("s4", json!({"command": "str_replace", "path": "a.txt", "old_str": "two\nthree", "new_str": "2\n3\n3.5"}))),
+        answer(
+            &mut g,
+            &code_editor(
+                "s4",
+                json!({"command": "str_replace", "path": "a.txt", "old_str": "two\nthree", "new_str": "2\n3\n3.5"})
+            )
+        ),
         json!({"type": "text_editor_code_execution_tool_result", "tool_use_id": "s4", "content": {
             "type": "text_editor_code_execution_str_replace_result",
             "old_start": 2, "old_lines": 2, "new_start": 2, "new_lines": 3,
             "lines": ["-two", "-three", "+2", "+3", "+3.5"]}})
     );
     assert_eq!(
-        answer(&mut g, &code_editor("s5", json!({"command": "view", "path": "gone.txt"}))),
+        answer(
+            &mut g,
+            &code_editor("s5", json!({"command": "view", "path": "gone.txt"}))
+        ),
         json!({"type": "text_editor_code_execution_tool_result", "tool_use_id": "s5", "content": {
             "type": "text_editor_code_execution_tool_result_error", "error_code": "file_not_found",
             "error_message": format!("`{}` does not exist", ws.join("gone.txt").display())}})
@@ -959,7 +1072,10 @@ fn text_editor_code_execution_answers_typed_results() {
     );
     // A refusal is invalid_tool_input with the rule in error_message.
     assert_eq!(
-        answer(&mut g, &code_editor("s7", json!({"command": "view", "path": "secret.txt"}))),
+        answer(
+            &mut g,
+            &code_editor("s7", json!({"command": "view", "path": "secret.txt"}))
+        ),
         json!({"type": "text_editor_code_execution_tool_result", "tool_use_id": "s7", "content": {
             "type": "text_editor_code_execution_tool_result_error", "error_code": "invalid_tool_input",
             "error_message": format!("`view` of `secret.txt` was refused by the shellgate policy (reads of this path must be allowed); nothing was read.\n- [path-read-denied] reading `{}` is denied by `{{workspace}}/secret.txt`: reads must stay inside the workspace (rule `paths.deny_read`)", ws.join("secret.txt").display())}})
@@ -999,14 +1115,24 @@ fn file_tools_outside_the_policy_paths_are_refused_and_touch_nothing() {
         assert!(content.contains(&text[..]), "{input}: {content}");
         assert!(content.contains("nothing was"), "{input}: {content}");
     }
-    assert!(files.calls.lock().unwrap().is_empty(), "the file tool was called: {:?}", files.calls.lock().unwrap());
-    assert_eq!(std::fs::read_to_string(outside.join("key")).unwrap(), "OUTSIDE-KEY-4711\n");
+    assert!(
+        files.calls.lock().unwrap().is_empty(),
+        "the file tool was called: {:?}",
+        files.calls.lock().unwrap()
+    );
+    assert_eq!(
+        std::fs::read_to_string(outside.join("key")).unwrap(),
+        "OUTSIDE-KEY-4711\n"
+    );
     assert!(!outside.join("planted").exists() && !outside.join("new").exists());
     assert!(!ws.join("sub/.npmrc").exists());
     assert_eq!(std::fs::read_to_string(ws.join("vendor/x")).unwrap(), "v\n");
     // A symlink that stays inside is followed: its target is read.
     std::os::unix::fs::symlink(ws.join("a.txt"), ws.join("inner")).unwrap();
-    let r = answer(&mut g, &editor("ok", json!({"command": "view", "path": "inner"})));
+    let r = answer(
+        &mut g,
+        &editor("ok", json!({"command": "view", "path": "inner"})),
+    );
     assert_eq!(r["is_error"], false, "{r}");
 }
 
@@ -1015,46 +1141,114 @@ fn edits_are_atomic_keep_permissions_and_respect_utf8_and_size_limits() {
     use std::os::unix::fs::PermissionsExt;
     let (_d, ws, _) = tools_workspace();
     let (g, _, _) = tool_guard(&ws);
-    let mut g = g.with_files(shellgate::middleware::LocalFiles::new()).with_editor_limits({
-        let mut l = shellgate::middleware::EditorLimits::default();
-        l.max_file_bytes = 64;
-        l
-    });
+    let mut g = g
+        .with_files(shellgate::middleware::LocalFiles::new())
+        .with_editor_limits({
+            let mut l = shellgate::middleware::EditorLimits::default();
+            l.max_file_bytes = 64;
+            l
+        });
     let file = ws.join("a.txt");
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o640)).unwrap();
-    let r = answer(&mut g, &editor("p1", json!({"command": "str_replace", "path": "a.txt", "old_str": "one", "new_str": "1"})));
+    let r = answer(
+        &mut g,
+        &editor(
+            "p1",
+            json!({"command": "str_replace", "path": "a.txt", "old_str": "one", "new_str": "1"}),
+        ),
+    );
     assert_eq!(r["is_error"], false, "{r}");
-    assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o7777, 0o640);
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().permissions().mode() & 0o7777,
+        0o640
+    );
     // Too large: refused before anything is written.
     let big = "x".repeat(100);
-    let r = answer(&mut g, &editor("p2", json!({"command": "str_replace", "path": "a.txt", "old_str": "1", "new_str": big})));
+    let r = answer(
+        &mut g,
+        &editor(
+            "p2",
+            json!({"command": "str_replace", "path": "a.txt", "old_str": "1", "new_str": big}),
+        ),
+    );
     assert_eq!(r["content"], "Error: the edited file would be 111 bytes, more than the 64-byte limit; nothing was written");
-    let r = answer(&mut g, &editor("p3", json!({"command": "create", "path": "big.txt", "file_text": big})));
-    assert_eq!(r["content"], "Error: file_text is 100 bytes, more than the 64-byte limit; nothing was written");
+    let r = answer(
+        &mut g,
+        &editor(
+            "p3",
+            json!({"command": "create", "path": "big.txt", "file_text": big}),
+        ),
+    );
+    assert_eq!(
+        r["content"],
+        "Error: file_text is 100 bytes, more than the 64-byte limit; nothing was written"
+    );
     assert!(!ws.join("big.txt").exists());
     std::fs::write(ws.join("huge.txt"), "y".repeat(65)).unwrap();
-    let r = answer(&mut g, &editor("p4", json!({"command": "view", "path": "huge.txt"})));
-    assert_eq!(r["content"], format!("Error: `{}` is 65 bytes, more than the 64-byte limit", ws.join("huge.txt").display()));
+    let r = answer(
+        &mut g,
+        &editor("p4", json!({"command": "view", "path": "huge.txt"})),
+    );
+    assert_eq!(
+        r["content"],
+        format!(
+            "Error: `{}` is 65 bytes, more than the 64-byte limit",
+            ws.join("huge.txt").display()
+        )
+    );
     // Not UTF-8: a clear error, the file untouched.
     std::fs::write(ws.join("bin.dat"), b"ok\xff\xfe").unwrap();
-    let r = answer(&mut g, &editor("p5", json!({"command": "str_replace", "path": "bin.dat", "old_str": "ok", "new_str": "no"})));
+    let r = answer(
+        &mut g,
+        &editor(
+            "p5",
+            json!({"command": "str_replace", "path": "bin.dat", "old_str": "ok", "new_str": "no"}),
+        ),
+    );
     assert_eq!(r["content"], format!("Error: `{}` is not UTF-8 text (invalid byte at offset 2); the text editor reads and edits only UTF-8 text files", ws.join("bin.dat").display()));
     assert_eq!(std::fs::read(ws.join("bin.dat")).unwrap(), b"ok\xff\xfe");
     // A directory is not overwritten by create.
-    let r = answer(&mut g, &editor("p6", json!({"command": "create", "path": "src", "file_text": "x"})));
-    assert_eq!(r["content"], format!("Error: `{}` is a directory; nothing was written", ws.join("src").display()));
+    let r = answer(
+        &mut g,
+        &editor(
+            "p6",
+            json!({"command": "create", "path": "src", "file_text": "x"}),
+        ),
+    );
+    assert_eq!(
+        r["content"],
+        format!(
+            "Error: `{}` is a directory; nothing was written",
+            ws.join("src").display()
+        )
+    );
     // No temporary file is left behind, whatever happened.
-    let leftovers: Vec<_> = std::fs::read_dir(&ws).unwrap().flatten()
-        .filter(|e| e.file_name().to_string_lossy().contains("shellgate")).collect();
+    let leftovers: Vec<_> = std::fs::read_dir(&ws)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().contains("shellgate"))
+        .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
     // A FIFO is never opened for reading (it would hang).
     nix_mkfifo(&ws.join("fifo"));
-    let r = answer(&mut g, &editor("p7", json!({"command": "view", "path": "fifo"})));
-    assert_eq!(r["content"], format!("Error: `{}` is not a regular file", ws.join("fifo").display()));
+    let r = answer(
+        &mut g,
+        &editor("p7", json!({"command": "view", "path": "fifo"})),
+    );
+    assert_eq!(
+        r["content"],
+        format!(
+            "Error: `{}` is not a regular file",
+            ws.join("fifo").display()
+        )
+    );
 }
 
 fn nix_mkfifo(path: &Path) {
-    let ok = std::process::Command::new("mkfifo").arg(path).status().unwrap();
+    let ok = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
     assert!(ok.success());
 }
 
@@ -1064,11 +1258,29 @@ fn viewed_content_is_redacted() {
     let (g, _, _) = tool_guard(&ws);
     let mut g = g.with_filter(shellgate::middleware::RedactThenTruncate::default());
     std::fs::write(ws.join("env"), format!("{AWS_LINE}\n")).unwrap();
-    let r = answer(&mut g, &editor("v1", json!({"command": "view", "path": "env"})));
-    assert_eq!(r["content"], "     1\taws_secret_access_key = [REDACTED:aws-secret-access-key]\n");
-    let r = answer(&mut g, &code_editor("v2", json!({"command": "view", "path": "env"})));
-    assert_eq!(r["content"]["content"], "aws_secret_access_key = [REDACTED:aws-secret-access-key]\n");
-    let r = answer(&mut g, &code_editor("v3", json!({"command": "str_replace", "path": "env", "old_str": "aws_secret_access_key", "new_str": "aws_secret_access_key"})));
+    let r = answer(
+        &mut g,
+        &editor("v1", json!({"command": "view", "path": "env"})),
+    );
+    assert_eq!(
+        r["content"],
+        "     1\taws_secret_access_key = [REDACTED:aws-secret-access-key]\n"
+    );
+    let r = answer(
+        &mut g,
+        &code_editor("v2", json!({"command": "view", "path": "env"})),
+    );
+    assert_eq!(
+        r["content"]["content"],
+        "aws_secret_access_key = [REDACTED:aws-secret-access-key]\n"
+    );
+    let r = answer(
+        &mut g,
+        &code_editor(
+            "v3",
+            json!({"command": "str_replace", "path": "env", "old_str": "aws_secret_access_key", "new_str": "aws_secret_access_key"}),
+        ),
+    );
     assert!(!r.to_string().contains(AWS_SECRET), "{r}");
 }
 
@@ -1077,11 +1289,20 @@ fn tools_not_enabled_are_unknown_and_server_tool_use_blocks_are_calls() {
     let (_d, ws, _) = tools_workspace();
     let rec = Recorder::default();
     let mut g = Guard::new(tools_policy(), Context::new(&ws), rec.clone());
-    let r = answer(&mut g, &editor("u1", json!({"command": "view", "path": "a.txt"})));
-    assert_eq!(r, json!({"type": "tool_result", "tool_use_id": "u1", "is_error": true,
-        "content": "Error: unknown tool \"str_replace_based_edit_tool\"; the only tool here is \"bash\""}));
+    let r = answer(
+        &mut g,
+        &editor("u1", json!({"command": "view", "path": "a.txt"})),
+    );
+    assert_eq!(
+        r,
+        json!({"type": "tool_result", "tool_use_id": "u1", "is_error": true,
+        "content": "Error: unknown tool \"str_replace_based_edit_tool\"; the only tool here is \"bash\""})
+    );
     let mut g = g.with_tools(shellgate::middleware::ToolSet::parse("bash,text-editor").unwrap());
-    let r = answer(&mut g, &code_editor("u2", json!({"command": "view", "path": "a.txt"})));
+    let r = answer(
+        &mut g,
+        &code_editor("u2", json!({"command": "view", "path": "a.txt"})),
+    );
     assert_eq!(r["content"], "Error: unknown tool \"text_editor_code_execution\"; the tools here are \"bash\", \"str_replace_based_edit_tool\"");
     let turn = json!({"role": "assistant", "content": [
         {"type": "server_tool_use", "id": "u3", "name": "bash", "input": {"command": "echo hi"}},
@@ -1089,9 +1310,12 @@ fn tools_not_enabled_are_unknown_and_server_tool_use_blocks_are_calls() {
         editor("u4", json!({"command": "view", "path": "a.txt", "view_range": [1, 1]})),
     ]});
     let v = serde_json::to_value(g.handle_value(&turn).unwrap()).unwrap();
-    assert_eq!(v, json!({"role": "user", "content": [
-        {"type": "tool_result", "tool_use_id": "u3", "content": "ran\n", "is_error": false},
-        {"type": "tool_result", "tool_use_id": "u4", "content": "     1\tone\n", "is_error": false},
-    ]}));
+    assert_eq!(
+        v,
+        json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "u3", "content": "ran\n", "is_error": false},
+            {"type": "tool_result", "tool_use_id": "u4", "content": "     1\tone\n", "is_error": false},
+        ]})
+    );
     assert!(shellgate::middleware::ToolSet::parse("bash,python").is_err());
 }

@@ -673,25 +673,43 @@ fn code_execution_symlink_escapes_are_stopped_by_the_kernel() {
     let secret = dir.path().join("outside/secret");
     std::os::unix::fs::symlink(&secret, ws.join("lnk")).unwrap();
     // Control: the same read, outside the sandbox, shows the secret.
-    assert_eq!(std::fs::read_to_string(ws.join("lnk")).unwrap(), "DECOY-SECRET-4711\n");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("lnk")).unwrap(),
+        "DECOY-SECRET-4711\n"
+    );
     let mut serve = Serve::start(dir.path(), &ws, &["--tools", "code-execution,text-editor"]);
     let ask = |serve: &mut Serve, block: Value| {
         writeln!(serve.stdin.as_mut().unwrap(), "{block}").unwrap();
         serve.answer()
     };
     // The policy allows `cat lnk` (a workspace path); the kernel refuses the target.
-    let r = ask(&mut serve, json!({"type": "server_tool_use", "id": "k1", "name": "bash_code_execution",
-        "input": {"command": "cat lnk; ls \"$OUTPUT_DIR\" && echo LS_OK; echo x > \"$OUTPUT_DIR/o.txt\""}}));
+    let r = ask(
+        &mut serve,
+        json!({"type": "server_tool_use", "id": "k1", "name": "bash_code_execution",
+        "input": {"command": "cat lnk; ls \"$OUTPUT_DIR\" && echo LS_OK; echo x > \"$OUTPUT_DIR/o.txt\""}}),
+    );
     let c = &r["content"];
     assert_eq!(c["type"], "bash_code_execution_result", "{r}");
     assert!(!r.to_string().contains("DECOY-SECRET"), "{r}");
-    assert!(c["stderr"].as_str().unwrap().contains("Permission denied"), "{r}");
+    assert!(
+        c["stderr"].as_str().unwrap().contains("Permission denied"),
+        "{r}"
+    );
     assert_eq!(c["stdout"], "LS_OK\n", "{r}");
     assert_eq!(c["content"].as_array().map(Vec::len), Some(1), "{r}");
     // The file tool refuses the symlink at the policy layer, naming the rule.
-    let r = ask(&mut serve, json!({"type": "tool_use", "id": "k2", "name": "str_replace_based_edit_tool",
-        "input": {"command": "view", "path": "lnk"}}));
-    assert!(r["content"].as_str().unwrap().contains("[path-read-outside]"), "{r}");
+    let r = ask(
+        &mut serve,
+        json!({"type": "tool_use", "id": "k2", "name": "str_replace_based_edit_tool",
+        "input": {"command": "view", "path": "lnk"}}),
+    );
+    assert!(
+        r["content"]
+            .as_str()
+            .unwrap()
+            .contains("[path-read-outside]"),
+        "{r}"
+    );
     assert!(!r.to_string().contains("DECOY-SECRET"), "{r}");
 }
 
@@ -714,10 +732,18 @@ fn the_confined_file_tool_cannot_leave_the_policy_paths_even_past_the_policy_che
         other => panic!("the kernel let the read through: {other:?}"),
     }
     let planted = dir.path().join("outside/planted");
-    assert!(matches!(files.write(&planted, b"x", WriteMode::CreateNew), Err(FileError::PermissionDenied(_))));
+    assert!(matches!(
+        files.write(&planted, b"x", WriteMode::CreateNew),
+        Err(FileError::PermissionDenied(_))
+    ));
     assert!(!planted.exists());
     // Inside the workspace it works, and this thread (the test's) is not confined.
-    files.write(&ws.join("in.txt"), b"in\n", WriteMode::CreateNew).unwrap();
+    files
+        .write(&ws.join("in.txt"), b"in\n", WriteMode::CreateNew)
+        .unwrap();
     assert_eq!(files.read(&ws.join("in.txt"), 1024).unwrap(), b"in\n");
-    assert_eq!(std::fs::read_to_string(&secret).unwrap(), "DECOY-SECRET-4711\n");
+    assert_eq!(
+        std::fs::read_to_string(&secret).unwrap(),
+        "DECOY-SECRET-4711\n"
+    );
 }

@@ -708,7 +708,9 @@ fn code_execution_under_the_developer_policy_answers_its_documented_shapes() {
     );
     assert_eq!(out.answers.len(), 7, "{}", out.stderr);
     let (first, ids) = without_file_ids(out.answers[0].clone());
-    assert_eq!(first, json!({"type": "bash_code_execution_tool_result", "tool_use_id": "s1", "content": {
+    assert_eq!(
+        first,
+        json!({"type": "bash_code_execution_tool_result", "tool_use_id": "s1", "content": {
         "type": "bash_code_execution_result",
         "stdout": "out\ndata.csv\nreport.txt\nsub\n",
         "stderr": "err\nshellgate: $OUTPUT_DIR/sub: a directory (only top-level files are returned): not returned\n",
@@ -716,36 +718,64 @@ fn code_execution_under_the_developer_policy_answers_its_documented_shapes() {
         "content": [
             {"type": "bash_code_execution_output", "file_id": "FILE_ID"},
             {"type": "bash_code_execution_output", "file_id": "FILE_ID"},
-        ]}}));
+        ]}})
+    );
     // Each file_id names files/FILE_ID/NAME under --outputs.
     let found: Vec<(String, String)> = ids
         .iter()
         .map(|id| {
             assert!(id.starts_with("file_") && id.len() == 37, "{id}");
-            let entries: Vec<_> = std::fs::read_dir(outputs.join("files").join(id)).unwrap().flatten().collect();
+            let entries: Vec<_> = std::fs::read_dir(outputs.join("files").join(id))
+                .unwrap()
+                .flatten()
+                .collect();
             assert_eq!(entries.len(), 1);
             let name = entries[0].file_name().to_string_lossy().into_owned();
             (name, std::fs::read_to_string(entries[0].path()).unwrap())
         })
         .collect();
-    assert_eq!(found, [("data.csv".to_string(), "a,b\n".to_string()), ("report.txt".to_string(), "report\n".to_string())]);
+    assert_eq!(
+        found,
+        [
+            ("data.csv".to_string(), "a,b\n".to_string()),
+            ("report.txt".to_string(), "report\n".to_string())
+        ]
+    );
     // A fresh $OUTPUT_DIR each call: empty again, and the calls' directories are gone.
-    assert_eq!(out.answers[1], json!({"type": "bash_code_execution_tool_result", "tool_use_id": "s2", "content": {
+    assert_eq!(
+        out.answers[1],
+        json!({"type": "bash_code_execution_tool_result", "tool_use_id": "s2", "content": {
         "type": "bash_code_execution_result", "stdout": "",
-        "stderr": "ls: cannot access 'nope': No such file or directory\n", "return_code": 2, "content": []}}));
+        "stderr": "ls: cannot access 'nope': No such file or directory\n", "return_code": 2, "content": []}})
+    );
     assert_eq!(std::fs::read_dir(outputs.join("calls")).unwrap().count(), 0);
-    assert_eq!(out.answers[2], json!({"type": "bash_code_execution_tool_result", "tool_use_id": "s3", "content": {
+    assert_eq!(
+        out.answers[2],
+        json!({"type": "bash_code_execution_tool_result", "tool_use_id": "s3", "content": {
         "type": "bash_code_execution_tool_result_error", "error_code": "execution_time_exceeded",
-        "error_message": "command timed out after 2 seconds (the bash session was restarted: working directory, variables and background jobs are reset)"}}));
-    assert_eq!(out.answers[3]["content"]["stdout"], "after\n", "the session restarted");
-    assert_eq!(out.answers[4], json!({"type": "bash_code_execution_tool_result", "tool_use_id": "s5", "content": {
+        "error_message": "command timed out after 2 seconds (the bash session was restarted: working directory, variables and background jobs are reset)"}})
+    );
+    assert_eq!(
+        out.answers[3]["content"]["stdout"], "after\n",
+        "the session restarted"
+    );
+    assert_eq!(
+        out.answers[4],
+        json!({"type": "bash_code_execution_tool_result", "tool_use_id": "s5", "content": {
         "type": "bash_code_execution_tool_result_error", "error_code": "invalid_tool_input",
-        "error_message": "invalid input: `command` must be a string"}}));
-    assert_eq!(out.answers[5], json!({"type": "bash_code_execution_tool_result", "tool_use_id": "s6", "content": {
+        "error_message": "invalid input: `command` must be a string"}})
+    );
+    assert_eq!(
+        out.answers[5],
+        json!({"type": "bash_code_execution_tool_result", "tool_use_id": "s6", "content": {
         "type": "bash_code_execution_tool_result_error", "error_code": "invalid_tool_input",
-        "error_message": "This command was refused by the shellgate policy and was not run.\n- [path-read-outside] reading `/etc/shadow` is outside the allowed paths: reads must stay inside the workspace (at `/etc/shadow`; rule `paths.read`)"}}));
+        "error_message": "This command was refused by the shellgate policy and was not run.\n- [path-read-outside] reading `/etc/shadow` is outside the allowed paths: reads must stay inside the workspace (at `/etc/shadow`; rule `paths.read`)"}})
+    );
     // The bash tool beside it still interleaves stdout and stderr.
-    assert_eq!(out.answers[6], json!({"type": "tool_result", "tool_use_id": "b7", "content": "out\nerr\n", "is_error": false}));
+    assert_eq!(
+        out.answers[6],
+        json!({"type": "tool_result", "tool_use_id": "b7", "content": "out\nerr\n", "is_error": false})
+    );
 }
 
 #[test]
@@ -767,17 +797,36 @@ fn code_execution_limits_answer_too_many_requests_and_output_file_too_large() {
             line(json!({"type": "tool_use", "id": "l6", "name": "str_replace_based_edit_tool", "input": {"command": "view", "path": "."}})),
         ],
     );
-    assert_eq!(out.answers[0], json!({"type": "bash_code_execution_tool_result", "tool_use_id": "l1", "content": {
+    assert_eq!(
+        out.answers[0],
+        json!({"type": "bash_code_execution_tool_result", "tool_use_id": "l1", "content": {
         "type": "bash_code_execution_tool_result_error", "error_code": "output_file_too_large",
-        "error_message": "`big.txt` in $OUTPUT_DIR is 17 bytes, more than the 10-byte limit; no file was returned"}}));
-    assert_eq!(out.answers[1]["content"]["content"].as_array().map(Vec::len), Some(1), "{}", out.answers[1]);
+        "error_message": "`big.txt` in $OUTPUT_DIR is 17 bytes, more than the 10-byte limit; no file was returned"}})
+    );
+    assert_eq!(
+        out.answers[1]["content"]["content"]
+            .as_array()
+            .map(Vec::len),
+        Some(1),
+        "{}",
+        out.answers[1]
+    );
     assert_eq!(out.answers[2]["is_error"], false);
     let limit = "too many requests: at most 3 calls per minute are answered; wait and try again";
-    assert_eq!(out.answers[3], json!({"type": "bash_code_execution_tool_result", "tool_use_id": "l4", "content": {
-        "type": "bash_code_execution_tool_result_error", "error_code": "too_many_requests", "error_message": limit}}));
-    assert_eq!(out.answers[4], json!({"type": "text_editor_code_execution_tool_result", "tool_use_id": "l5", "content": {
-        "type": "text_editor_code_execution_tool_result_error", "error_code": "too_many_requests", "error_message": limit}}));
-    assert_eq!(out.answers[5], json!({"type": "tool_result", "tool_use_id": "l6", "is_error": true, "content": format!("Error: {limit}")}));
+    assert_eq!(
+        out.answers[3],
+        json!({"type": "bash_code_execution_tool_result", "tool_use_id": "l4", "content": {
+        "type": "bash_code_execution_tool_result_error", "error_code": "too_many_requests", "error_message": limit}})
+    );
+    assert_eq!(
+        out.answers[4],
+        json!({"type": "text_editor_code_execution_tool_result", "tool_use_id": "l5", "content": {
+        "type": "text_editor_code_execution_tool_result_error", "error_code": "too_many_requests", "error_message": limit}})
+    );
+    assert_eq!(
+        out.answers[5],
+        json!({"type": "tool_result", "tool_use_id": "l6", "is_error": true, "content": format!("Error: {limit}")})
+    );
 }
 
 #[test]
@@ -786,29 +835,60 @@ fn the_text_editor_is_served_under_the_same_policy_as_bash() {
     std::fs::write(ws.join("notes.txt"), "alpha\nbeta\n").unwrap();
     std::os::unix::fs::symlink(dir.path().join("policy.toml"), ws.join("policy-link")).unwrap();
     let edit = |id: &str, input: Value| {
-        line(json!({"type": "tool_use", "id": id, "name": "str_replace_based_edit_tool", "input": input}))
+        line(
+            json!({"type": "tool_use", "id": id, "name": "str_replace_based_edit_tool", "input": input}),
+        )
     };
     let out = serve(
         dir.path(),
         &ws,
-        &["--policy", "developer", "--tools", "text-editor", "--at-eof", "finish"],
+        &[
+            "--policy",
+            "developer",
+            "--tools",
+            "text-editor",
+            "--at-eof",
+            "finish",
+        ],
         &[
             edit("e1", json!({"command": "view", "path": "notes.txt"})),
-            edit("e2", json!({"command": "str_replace", "path": "notes.txt", "old_str": "beta", "new_str": "gamma"})),
+            edit(
+                "e2",
+                json!({"command": "str_replace", "path": "notes.txt", "old_str": "beta", "new_str": "gamma"}),
+            ),
             edit("e3", json!({"command": "view", "path": "policy-link"})),
-            edit("e4", json!({"command": "create", "path": ".claude/settings.json", "file_text": "{}"})),
+            edit(
+                "e4",
+                json!({"command": "create", "path": ".claude/settings.json", "file_text": "{}"}),
+            ),
             line(tool_use("e5", json!({"command": "echo hi"}))),
         ],
     );
-    assert_eq!(out.answers[0], json!({"type": "tool_result", "tool_use_id": "e1", "content": "     1\talpha\n     2\tbeta\n", "is_error": false}));
+    assert_eq!(
+        out.answers[0],
+        json!({"type": "tool_result", "tool_use_id": "e1", "content": "     1\talpha\n     2\tbeta\n", "is_error": false})
+    );
     assert_eq!(out.answers[1]["is_error"], false, "{}", out.answers[1]);
-    assert_eq!(std::fs::read_to_string(ws.join("notes.txt")).unwrap(), "alpha\ngamma\n");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("notes.txt")).unwrap(),
+        "alpha\ngamma\n"
+    );
     let real = dir.path().canonicalize().unwrap().join("policy.toml");
-    assert_eq!(out.answers[2], json!({"type": "tool_result", "tool_use_id": "e3", "is_error": true, "content": format!(
+    assert_eq!(
+        out.answers[2],
+        json!({"type": "tool_result", "tool_use_id": "e3", "is_error": true, "content": format!(
         "Error: `view` of `policy-link` was refused by the shellgate policy (reads of this path must be allowed); nothing was read.\n\
-         - [path-read-outside] reading `{}` is outside the allowed paths: reads must stay inside the workspace (rule `paths.read`)", real.display())}));
+         - [path-read-outside] reading `{}` is outside the allowed paths: reads must stay inside the workspace (rule `paths.read`)", real.display())})
+    );
     let protected = out.answers[3]["content"].as_str().unwrap();
-    assert!(protected.contains("[path-write-protected]") && protected.contains("rule `paths.protected`"), "{protected}");
+    assert!(
+        protected.contains("[path-write-protected]")
+            && protected.contains("rule `paths.protected`"),
+        "{protected}"
+    );
     assert!(!ws.join(".claude").exists());
-    assert_eq!(out.answers[4]["content"], "Error: unknown tool \"bash\"; the tools here are \"str_replace_based_edit_tool\"");
+    assert_eq!(
+        out.answers[4]["content"],
+        "Error: unknown tool \"bash\"; the tools here are \"str_replace_based_edit_tool\""
+    );
 }

@@ -511,7 +511,8 @@ pub fn real_path(path: &Path) -> PathBuf {
         match std::fs::symlink_metadata(&candidate) {
             Ok(m) if m.file_type().is_symlink() => {
                 hops += 1;
-                let Some(target) = std::fs::read_link(&candidate).ok().filter(|_| hops <= 40) else {
+                let Some(target) = std::fs::read_link(&candidate).ok().filter(|_| hops <= 40)
+                else {
                     return PathBuf::from("/proc/self/loop");
                 };
                 // The target's components come next, resolved from `cur` (or from `/`).

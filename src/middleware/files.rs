@@ -96,9 +96,7 @@ impl FileError {
         match e.kind() {
             std::io::ErrorKind::NotFound => FileError::NotFound(path.to_path_buf()),
             std::io::ErrorKind::AlreadyExists => FileError::Exists(path.to_path_buf()),
-            std::io::ErrorKind::PermissionDenied => {
-                FileError::PermissionDenied(path.to_path_buf())
-            }
+            std::io::ErrorKind::PermissionDenied => FileError::PermissionDenied(path.to_path_buf()),
             _ => FileError::Io {
                 path: path.to_path_buf(),
                 source: e,

@@ -73,9 +73,9 @@ use crate::report;
 use crate::truncate::TruncateConfig;
 
 pub use audit::{AuditError, AuditLog, AuditRecord};
-pub use session::{BashSession, Launcher, ResourceLimits, SessionConfig, StreamRedaction};
 pub use files::{FileTool, LocalFiles};
 pub use outputs::OutputFiles;
+pub use session::{BashSession, Launcher, ResourceLimits, SessionConfig, StreamRedaction};
 pub use shapes::{CodeExecutionResult, EditorCommand, ResultBlock, ToolSet};
 pub use tool_calls::EditorLimits;
 pub use types::{BashInput, InputError, ToolResult, ToolUse, UserMessage, BASH_TOOL_NAME};

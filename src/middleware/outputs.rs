@@ -128,7 +128,9 @@ impl OutputFiles {
             if m.file_type().is_symlink() {
                 skipped.push(format!("{name}: a symlink"));
             } else if m.is_dir() {
-                skipped.push(format!("{name}: a directory (only top-level files are returned)"));
+                skipped.push(format!(
+                    "{name}: a directory (only top-level files are returned)"
+                ));
             } else if !m.is_file() {
                 skipped.push(format!("{name}: not a regular file"));
             } else if m.nlink() != 1 {

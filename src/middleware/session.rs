@@ -384,10 +384,16 @@ impl BashSession {
         };
         let sentinel = format!("SG_END_{token}");
         let begin = format!("SG_BEGIN_{token}\n");
-        let mut out = Stream::new(&begin, Scanner::new(&sentinel, self.config.max_output, rules));
-        let mut err = output_dir
-            .is_some()
-            .then(|| Stream::new(&begin, Scanner::new(&sentinel, self.config.max_output, rules)));
+        let mut out = Stream::new(
+            &begin,
+            Scanner::new(&sentinel, self.config.max_output, rules),
+        );
+        let mut err = output_dir.is_some().then(|| {
+            Stream::new(
+                &begin,
+                Scanner::new(&sentinel, self.config.max_output, rules),
+            )
+        });
         let outcome = match shell
             .stdin
             .write_all(script.as_bytes())
@@ -403,7 +409,7 @@ impl BashSession {
         };
         match outcome {
             Wait::Done { status, cwd } => {
-                let err_complete = err.as_ref().is_none_or(|e| e.done);
+                let err_complete = err.as_ref().map_or(true, |e| e.done);
                 if !self.config.keep_background {
                     shell.kill_descendants();
                 }
@@ -668,7 +674,10 @@ impl Shell {
         {
             return Err(ExecError::Start(format!("cannot write to the shell: {e}")));
         }
-        let mut out = Stream::new("", Scanner::new(&format!("SG_END_{token}"), 16 * 1024, None));
+        let mut out = Stream::new(
+            "",
+            Scanner::new(&format!("SG_END_{token}"), 16 * 1024, None),
+        );
         let deadline = Instant::now() + config.timeout.max(MIN_START_TIMEOUT);
         match shell.wait(&mut out, None, deadline) {
             Wait::Done { cwd, .. } => {
@@ -706,7 +715,7 @@ impl Shell {
         let mut grace: Option<Instant> = None;
         loop {
             if out.done {
-                let err_done = err.as_ref().is_none_or(|e| e.done);
+                let err_done = err.as_ref().map_or(true, |e| e.done);
                 let until = *grace.get_or_insert_with(|| deadline.min(Instant::now() + ERR_GRACE));
                 if err_done || Instant::now() >= until {
                     let (status, cwd) = out.status.take().unwrap_or((-1, None));

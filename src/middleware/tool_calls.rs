@@ -188,9 +188,7 @@ impl<E: Executor> Guard<E> {
         let enabled = match name {
             BASH_TOOL_NAME => self.tools.bash,
             TEXT_EDITOR_TOOL_NAME => self.tools.text_editor,
-            BASH_CODE_EXECUTION_NAME | TEXT_EDITOR_CODE_EXECUTION_NAME => {
-                self.tools.code_execution
-            }
+            BASH_CODE_EXECUTION_NAME | TEXT_EDITOR_CODE_EXECUTION_NAME => self.tools.code_execution,
             _ => false,
         };
         if !enabled {
@@ -253,7 +251,9 @@ impl<E: Executor> Guard<E> {
         let result = match EditorCommand::from_json(input) {
             Err(e) => {
                 rec.action = "invalid";
-                Err(EditError::invalid(e.to_string().trim_start_matches("Error: ")))
+                Err(EditError::invalid(
+                    e.to_string().trim_start_matches("Error: "),
+                ))
             }
             Ok(cmd) => {
                 rec.action = cmd.name();
@@ -341,7 +341,10 @@ impl<E: Executor> Guard<E> {
         let mut decision = check_file_access(&self.policy, &ctx, path, access);
         // An edit reads the file too (and says what it matched): a path that may be
         // written but not read is not edited.
-        if matches!(cmd, EditorCommand::StrReplace { .. } | EditorCommand::Insert { .. }) {
+        if matches!(
+            cmd,
+            EditorCommand::StrReplace { .. } | EditorCommand::Insert { .. }
+        ) {
             let read = check_file_access(&self.policy, &ctx, path, FileAccess::Read);
             decision.verdict = decision.verdict.max(read.verdict);
             decision.reasons.extend(read.reasons);
@@ -430,7 +433,9 @@ impl<E: Executor> Guard<E> {
                 text.len()
             )));
         }
-        Ok(self.files.write(real, text.as_bytes(), WriteMode::Replace)?)
+        Ok(self
+            .files
+            .write(real, text.as_bytes(), WriteMode::Replace)?)
     }
 
     fn view(&self, text: &str, range: Option<(i64, i64)>) -> Result<Edited, EditError> {
@@ -453,11 +458,9 @@ impl<E: Executor> Guard<E> {
                 let end = match e {
                     -1 => total,
                     e if e >= s && e as u64 <= total => e as u64,
-                    _ => {
-                        return Err(bad(
-                            "the last line must be -1 or between the first line and the file's last",
-                        ))
-                    }
+                    _ => return Err(bad(
+                        "the last line must be -1 or between the first line and the file's last",
+                    )),
                 };
                 (s as u64, end)
             }
@@ -495,7 +498,9 @@ impl<E: Executor> Guard<E> {
             raw.push('\n');
         }
         if entries.len() > max {
-            raw.push_str(&format!("[... more than {max} entries; view a subdirectory ...]\n"));
+            raw.push_str(&format!(
+                "[... more than {max} entries; view a subdirectory ...]\n"
+            ));
         }
         let text = format!(
             "Files and directories up to 2 levels deep in {shown}, hidden ones left out:\n{raw}"
@@ -739,7 +744,12 @@ fn file_refusal(cmd: &EditorCommand, path: &str, decision: &Decision) -> String 
          allowed); {nothing}.",
         cmd.name()
     );
-    for r in decision.reasons.iter().filter(|r| r.verdict != Verdict::Allow).take(5) {
+    for r in decision
+        .reasons
+        .iter()
+        .filter(|r| r.verdict != Verdict::Allow)
+        .take(5)
+    {
         out.push_str(&format!("\n- [{}] {}", r.code, r.message));
         if let Some(rule) = &r.rule {
             out.push_str(&format!(" (rule `{}`)", rule.name));
@@ -831,15 +841,25 @@ fn insert(text: &str, after: u64, inserted: &str, path: &Path) -> Result<String,
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     #[test]
     fn str_replace_counts_overlapping_matches() {
         let p = PathBuf::from("/f");
         let e = str_replace("aaa", "aa", "b", &p).err().expect("ambiguous");
         assert!(e.message.contains("matches 2 times"), "{}", e.message);
-        let (t, h) = str_replace("one\ntwo\nthree\n", "two", "2\n2b", &p).ok().unwrap();
+        let (t, h) = str_replace("one\ntwo\nthree\n", "two", "2\n2b", &p)
+            .ok()
+            .unwrap();
         assert_eq!(t, "one\n2\n2b\nthree\n");
-        assert_eq!((h.old_start, h.old, h.new), (2, vec!["two".to_string()], vec!["2".to_string(), "2b".to_string()]));
+        assert_eq!(
+            (h.old_start, h.old, h.new),
+            (
+                2,
+                vec!["two".to_string()],
+                vec!["2".to_string(), "2b".to_string()]
+            )
+        );
         // A multi-byte character after the match start does not break the scan.
         assert!(str_replace("é é", "é", "e", &p).is_err());
     }

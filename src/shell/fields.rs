@@ -214,7 +214,10 @@ fn pieces_of<'a>(
                 out.push(path_piece(quoted, known.pwd_splits, p.span));
             } else if is_plain(p, "HOME") {
                 out.push(path_piece(quoted, known.home_splits, p.span));
-            } else if let Some(splits) = known.output_dir_splits.filter(|_| is_plain(p, "OUTPUT_DIR")) {
+            } else if let Some(splits) = known
+                .output_dir_splits
+                .filter(|_| is_plain(p, "OUTPUT_DIR"))
+            {
                 out.push(path_piece(quoted, splits, p.span));
             } else if quoted {
                 out.push(Piece::Opaque);

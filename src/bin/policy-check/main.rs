@@ -396,16 +396,13 @@ fn run(cli: Cli) -> Result<u8, String> {
             let policy = load(&policy)?;
             let ctx = context(cwd)?;
             let ask = (ask, ask_timeout);
-            session_cmds::serve_cmd(
-                &policy,
-                &ctx.cwd,
-                timeout,
-                audit.as_deref(),
+            let serve = session_cmds::ServeOptions {
+                audit: audit.as_deref(),
                 ask,
-                &session,
                 at_eof,
-                &tools,
-            )
+                tools: &tools,
+            };
+            session_cmds::serve_cmd(&policy, &ctx.cwd, timeout, &session, serve)
         }
         Cmd::Sandbox(args) => sandbox_cmd::sandbox_cmd(args),
         Cmd::Redact {

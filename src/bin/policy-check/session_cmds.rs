@@ -84,6 +84,18 @@ pub struct ToolArgs {
     max_output_file_bytes: u64,
 }
 
+/// What `serve` adds to the session options.
+pub struct ServeOptions<'a> {
+    /// `--audit FILE`.
+    pub audit: Option<&'a Path>,
+    /// `--ask` and `--ask-timeout`.
+    pub ask: (Ask, Duration),
+    /// `--at-eof`.
+    pub at_eof: AtEof,
+    /// `--tools` and their limits.
+    pub tools: &'a ToolArgs,
+}
+
 /// What `serve` does at end of input.
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum AtEof {
@@ -205,12 +217,15 @@ pub fn serve_cmd(
     policy: &Policy,
     cwd: &Path,
     timeout: Duration,
-    audit: Option<&Path>,
-    ask: (Ask, Duration),
     args: &SessionArgs,
-    at_eof: AtEof,
-    tools: &ToolArgs,
+    serve: ServeOptions<'_>,
 ) -> Result<u8, String> {
+    let ServeOptions {
+        audit,
+        ask,
+        at_eof,
+        tools,
+    } = serve;
     handle_signals("serve")?;
     let mut guard = tool_guard(policy, cwd, timeout, args, tools)?;
     if let Some(path) = audit {
