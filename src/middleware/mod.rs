@@ -756,16 +756,35 @@ impl<E: Executor> Guard<E> {
         }
     }
 
-    /// Answer every `tool_use` and `server_tool_use` block of an assistant message's
-    /// `content`, in order, as one user message. Other blocks (text, thinking, results) are
-    /// skipped; calls of tools not enabled ([`Guard::with_tools`]) get an `is_error` result
-    /// saying the tool is unknown.
+    /// Answer every `tool_use` block of an assistant message's `content`, and every
+    /// `server_tool_use` of an enabled tool that the message holds no result for, in order,
+    /// as one user message. Other blocks (text, thinking, results, other server tools) are
+    /// skipped; `tool_use`s of tools not enabled ([`Guard::with_tools`]) get an `is_error`
+    /// result saying the tool is unknown.
     pub fn handle_turn(&mut self, content: &[Value]) -> UserMessage {
-        let results = content
+        // A server tool's call is the application's to answer only when it hosts that tool
+        // and the API has not answered it already (web_search and the like run on the API's
+        // side: their results are in the message).
+        let answered: Vec<&str> = content
             .iter()
-            .filter(|b| is_call(b))
-            .map(|b| self.answer_json(b))
+            .filter_map(|b| b.get("tool_use_id").and_then(Value::as_str))
             .collect();
+        let names = self.tools.names();
+        let ours = |b: &Value| match b.get("type").and_then(Value::as_str) {
+            Some("tool_use") => true,
+            Some("server_tool_use") => {
+                b.get("name")
+                    .and_then(Value::as_str)
+                    .is_some_and(|n| names.contains(&n))
+                    && !b
+                        .get("id")
+                        .and_then(Value::as_str)
+                        .is_some_and(|id| answered.contains(&id))
+            }
+            _ => false,
+        };
+        let calls: Vec<&Value> = content.iter().filter(|b| ours(b)).collect();
+        let results = calls.into_iter().map(|b| self.answer_json(b)).collect();
         UserMessage::new(results)
     }
 
