@@ -1336,11 +1336,14 @@ fn a_turn_answers_only_the_server_tool_calls_it_hosts() {
         {"type": "text_editor_code_execution_tool_result", "tool_use_id": "c2", "content": {}},
     ]});
     let v = serde_json::to_value(g.handle_value(&turn).unwrap()).unwrap();
-    assert_eq!(v, json!({"role": "user", "content": [
-        {"type": "text_editor_code_execution_tool_result", "tool_use_id": "c1", "content": {
-            "type": "text_editor_code_execution_view_result", "file_type": "text",
-            "content": "one\n", "num_lines": 1, "start_line": 1, "total_lines": 3}},
-    ]}));
+    assert_eq!(
+        v,
+        json!({"role": "user", "content": [
+            {"type": "text_editor_code_execution_tool_result", "tool_use_id": "c1", "content": {
+                "type": "text_editor_code_execution_view_result", "file_type": "text",
+                "content": "one\n", "num_lines": 1, "start_line": 1, "total_lines": 3}},
+        ]})
+    );
     // Without code execution enabled, its server_tool_use blocks are left alone in a turn.
     let mut g = g.with_tools(shellgate::middleware::ToolSet::default());
     let v = serde_json::to_value(g.handle_value(&turn).unwrap()).unwrap();
@@ -1358,30 +1361,54 @@ fn code_execution_through_the_rust_api_keeps_stdout_and_stderr_apart_and_redacte
             shellgate::middleware::OutputFiles::new(outputs.path()).unwrap(),
             1024,
         );
-    let code = |id: &str, command: &str| {
-        json!({"type": "server_tool_use", "id": id, "name": "bash_code_execution", "input": {"command": command}})
-    };
-    let r = answer(&mut g, &code("x1", &format!("echo '{AWS_LINE}'; echo '{AWS_LINE}' >&2; echo done > \"$OUTPUT_DIR/r.txt\"")));
+    let code = |id: &str, command: &str| json!({"type": "server_tool_use", "id": id, "name": "bash_code_execution", "input": {"command": command}});
+    let r = answer(
+        &mut g,
+        &code(
+            "x1",
+            &format!("echo '{AWS_LINE}'; echo '{AWS_LINE}' >&2; echo done > \"$OUTPUT_DIR/r.txt\""),
+        ),
+    );
     let c = &r["content"];
-    assert_eq!(c["stdout"], "aws_secret_access_key = [REDACTED:aws-secret-access-key]\n", "{r}");
-    assert_eq!(c["stderr"], "aws_secret_access_key = [REDACTED:aws-secret-access-key]\n", "{r}");
+    assert_eq!(
+        c["stdout"], "aws_secret_access_key = [REDACTED:aws-secret-access-key]\n",
+        "{r}"
+    );
+    assert_eq!(
+        c["stderr"], "aws_secret_access_key = [REDACTED:aws-secret-access-key]\n",
+        "{r}"
+    );
     let id = c["content"][0]["file_id"].as_str().unwrap().to_string();
-    let path = g.output_files().unwrap().resolve(&id).expect("the file id resolves");
+    let path = g
+        .output_files()
+        .unwrap()
+        .resolve(&id)
+        .expect("the file id resolves");
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "done\n");
     assert_eq!(path.file_name().unwrap(), "r.txt");
-    assert!(g.output_files().unwrap().resolve("file_../../etc").is_none());
+    assert!(g
+        .output_files()
+        .unwrap()
+        .resolve("file_../../etc")
+        .is_none());
     // The bash tool moves the session; file tools follow its working directory.
     let r = g.handle(&ToolUse::bash("x2", "cd src"));
     assert!(!r.is_error, "{}", r.content);
-    let r = answer(&mut g, &editor("x3", json!({"command": "view", "path": "lib.rs"})));
+    let r = answer(
+        &mut g,
+        &editor("x3", json!({"command": "view", "path": "lib.rs"})),
+    );
     assert_eq!(r["content"], "     1\tfn main() {}\n", "{r}");
     // A custom executor without run_code answers `unavailable`, never runs anything.
     let rec = Recorder::default();
     let mut g = Guard::new(tools_policy(), Context::new(&ws), rec.clone())
         .with_tools(shellgate::middleware::ToolSet::all());
     let r = answer(&mut g, &code("x4", "echo hi"));
-    assert_eq!(r, json!({"type": "bash_code_execution_tool_result", "tool_use_id": "x4", "content": {
+    assert_eq!(
+        r,
+        json!({"type": "bash_code_execution_tool_result", "tool_use_id": "x4", "content": {
         "type": "bash_code_execution_tool_result_error", "error_code": "unavailable",
-        "error_message": "unavailable: this executor does not run code execution calls"}}));
+        "error_message": "unavailable: this executor does not run code execution calls"}})
+    );
     assert!(rec.calls().is_empty());
 }
