@@ -1412,3 +1412,46 @@ fn code_execution_through_the_rust_api_keeps_stdout_and_stderr_apart_and_redacte
     );
     assert!(rec.calls().is_empty());
 }
+
+#[test]
+fn a_hard_linked_file_is_not_replaced_and_listings_are_capped() {
+    let (_d, ws, _) = tools_workspace();
+    let (g, _, _) = tool_guard(&ws);
+    let mut g = g.with_editor_limits({
+        let mut l = shellgate::middleware::EditorLimits::default();
+        l.max_listing = 3;
+        l
+    });
+    std::fs::hard_link(ws.join("a.txt"), ws.join("twin.txt")).unwrap();
+    let r = answer(
+        &mut g,
+        &editor(
+            "h1",
+            json!({"command": "str_replace", "path": "twin.txt", "old_str": "one", "new_str": "1"}),
+        ),
+    );
+    assert_eq!(
+        r["content"],
+        format!(
+            "Error: `{}` has other hard links; it is not replaced (edit it where it really lives)",
+            ws.join("twin.txt").display()
+        )
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("a.txt")).unwrap(),
+        "one\ntwo\nthree\n"
+    );
+    for i in 0..10 {
+        std::fs::write(ws.join(format!("f{i}")), "x").unwrap();
+    }
+    let r = answer(
+        &mut g,
+        &editor("h2", json!({"command": "view", "path": "."})),
+    );
+    let listing = r["content"].as_str().unwrap();
+    assert_eq!(listing.lines().count(), 5, "{listing}");
+    assert!(
+        listing.ends_with("[... more than 3 entries; view a subdirectory ...]\n"),
+        "{listing}"
+    );
+}

@@ -75,6 +75,10 @@ pub enum FileError {
     /// Not a regular file (nor a directory, where one is listed).
     #[error("`{}` is not a regular file", .0.display())]
     NotAFile(PathBuf),
+    /// A file with other hard links: replacing it would leave the other names with the old
+    /// text, so it is not replaced.
+    #[error("`{}` has other hard links; it is not replaced (edit it where it really lives)", .0.display())]
+    HardLinked(PathBuf),
     /// The kernel sandbox (or the file's permissions) refused it.
     #[error("`{}`: permission denied (by the file's permissions or the kernel sandbox)", .0.display())]
     PermissionDenied(PathBuf),
@@ -278,6 +282,9 @@ fn list(path: &Path, depth: usize, max: usize) -> Result<Vec<DirEntry>, FileErro
     let mut out = Vec::new();
     let mut todo = vec![(path.to_path_buf(), String::new(), 1)];
     while let Some((dir, prefix, level)) = todo.pop() {
+        if out.len() > max {
+            break;
+        }
         let rd = std::fs::read_dir(&dir).map_err(|e| FileError::io(&dir, e))?;
         let mut entries: Vec<_> = rd.flatten().collect();
         entries.sort_by_key(|e| e.file_name());
@@ -317,8 +324,10 @@ fn write(path: &Path, contents: &[u8], mode: WriteMode) -> Result<(), FileError>
         (WriteMode::Replace, Ok(m)) if m.is_file() && m.nlink() == 1 => {
             Some(m.permissions().mode() & 0o7777)
         }
-        // A hard-linked file is changed in every place it is linked; renaming over it would
-        // silently break the link, so it is refused like anything that is not a plain file.
+        // Renaming over a hard-linked file would silently split it from its other names.
+        (WriteMode::Replace, Ok(m)) if m.is_file() => {
+            return Err(FileError::HardLinked(path.to_path_buf()))
+        }
         (WriteMode::Replace, Ok(_)) => return Err(FileError::NotAFile(path.to_path_buf())),
         (WriteMode::Replace, Err(e)) => {
             return Err(FileError::io(path, std::io::Error::from(e.kind())))
