@@ -2,7 +2,7 @@
 //! text editor tool and the code execution tool's two sub-tools, with their typed results.
 //!
 //! - `str_replace_based_edit_tool` (`{"type": "text_editor_20250728", ...}`): a client tool,
-//!   answered with a plain [`ToolResult`](super::ToolResult) like `bash`.
+//!   answered with a plain [`ToolResult`] like `bash`.
 //! - `bash_code_execution` and `text_editor_code_execution` (the code execution tool, when an
 //!   application hosts its container itself): answered with a [`CodeExecutionResult`] whose
 //!   `content` is a typed [`CodeExecutionContent`].
@@ -12,7 +12,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::types::{InputError, ToolResult};
+use super::blocks::{InputError, ToolResult};
 
 /// The client-side text editor tool's name.
 pub const TEXT_EDITOR_TOOL_NAME: &str = "str_replace_based_edit_tool";
@@ -78,7 +78,7 @@ impl ToolSet {
     pub fn names(&self) -> Vec<&'static str> {
         let mut names = Vec::new();
         if self.bash {
-            names.push(super::types::BASH_TOOL_NAME);
+            names.push(super::blocks::BASH_TOOL_NAME);
         }
         if self.text_editor {
             names.push(TEXT_EDITOR_TOOL_NAME);

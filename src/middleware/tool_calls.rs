@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::audit::AuditRecord;
+use super::blocks::{BashInput, InputError, ToolResult, ToolUse, BASH_TOOL_NAME};
 use super::files::{FileError, FileKind, FileTool, WriteMode};
 use super::outputs::{Capture, OutputFiles};
 use super::shapes::{
@@ -22,7 +23,6 @@ use super::shapes::{
     CodeExecutionResultType, EditorCommand, OutputFileRef, OutputFileType, ResultBlock, ToolSet,
     BASH_CODE_EXECUTION_NAME, TEXT_EDITOR_CODE_EXECUTION_NAME, TEXT_EDITOR_TOOL_NAME,
 };
-use super::types::{BashInput, InputError, ToolResult, ToolUse, BASH_TOOL_NAME};
 use super::{ExecError, Executor, Guard, Output};
 use crate::evaluate::{check_file_access, normalize, real_path, Decision, FileAccess};
 use crate::policy::Verdict;
