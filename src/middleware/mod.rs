@@ -46,6 +46,17 @@
 //! # Ok::<(), shellgate::PolicyError>(())
 //! ```
 //!
+//! # Beside the bash tool: the text editor and code execution
+//!
+//! With [`Guard::with_tools`], the same guard answers the text editor tool
+//! (`str_replace_based_edit_tool`) and the code execution tool's sub-tools
+//! (`bash_code_execution`, `text_editor_code_execution`) in their own shapes
+//! ([`shapes`], [`Guard::answer`]). File operations go through a [`FileTool`] (the reference
+//! one is [`LocalFiles`]) beside the [`Executor`], and each path is checked first with
+//! [`check_file_access`](crate::evaluate::check_file_access): the `[paths]` rules of shell
+//! reads and writes, symlinks resolved. Code execution calls run with a fresh `$OUTPUT_DIR`
+//! ([`OutputFiles`]) that the policy knows as `{output_dir}`.
+//!
 //! The reference executor is [`BashSession`]: one persistent bash process, as the bash-tool
 //! documentation describes it, with a timeout that kills the whole process group, output
 //! capped while it streams, resource limits and a controlled environment.

@@ -182,6 +182,30 @@ impl<E: Executor> Guard<E> {
     /// `str_replace_based_edit_tool` with a `tool_result`, `bash_code_execution` and
     /// `text_editor_code_execution` with a [`CodeExecutionResult`]. Tools not enabled are
     /// unknown.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use shellgate::middleware::{from_fn, Guard, Output, ResultBlock, ToolSet, ToolUse};
+    /// use shellgate::{Context, Policy};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// std::fs::write(dir.path().join("notes.txt"), "alpha\nbeta\n")?;
+    /// let policy = Policy::from_toml("[paths]\nread = [\"{workspace}/**\"]\n", "p.toml")?;
+    /// let no_shell = from_fn(|_: &str| Ok(Output::new(Vec::new(), 0)));
+    /// let mut guard = Guard::new(policy, Context::new(dir.path()), no_shell)
+    ///     .with_tools(ToolSet::all());
+    /// let view = |id: &str, path: &str| ToolUse {
+    ///     kind: "tool_use".into(),
+    ///     id: id.into(),
+    ///     name: "str_replace_based_edit_tool".into(),
+    ///     input: json!({"command": "view", "path": path}),
+    /// };
+    /// let ResultBlock::Tool(shown) = guard.answer(&view("t1", "notes.txt")) else { panic!() };
+    /// assert_eq!(shown.content, "     1\talpha\n     2\tbeta\n");
+    /// let ResultBlock::Tool(refused) = guard.answer(&view("t2", "/etc/passwd")) else { panic!() };
+    /// assert!(refused.is_error && refused.content.contains("[path-read-outside]"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn answer(&mut self, tool_use: &ToolUse) -> ResultBlock {
         let id = tool_use.id.as_str();
         let name = tool_use.name.as_str();
