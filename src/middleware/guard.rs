@@ -9,12 +9,14 @@ use serde_json::Value;
 use super::approver::{ApprovalRequest, Approver};
 use super::audit::{AuditLog, AuditRecord};
 use super::blocks::{BashInput, InputError, ToolResult, ToolUse, UserMessage, BASH_TOOL_NAME};
+use super::code_execution::DEFAULT_MAX_OUTPUT_FILE_BYTES;
 use super::executor::{Executor, Output};
 use super::files::{FileTool, LocalFiles};
 use super::filter::{OutputFilter, RedactThenTruncate};
 use super::outputs::OutputFiles;
 use super::shapes::{CodeExecutionResult, ResultBlock, ToolSet};
-use super::tool_calls::{self, EditorLimits};
+use super::text_editor::EditorLimits;
+use super::tool_calls;
 use crate::evaluate::{Context, Decision};
 use crate::policy::{Policy, Verdict};
 use crate::report;
@@ -118,7 +120,7 @@ impl<E: Executor> Guard<E> {
             files: Box::new(LocalFiles::new()),
             editor_limits: EditorLimits::default(),
             outputs: None,
-            max_output_file_bytes: tool_calls::DEFAULT_MAX_OUTPUT_FILE_BYTES,
+            max_output_file_bytes: DEFAULT_MAX_OUTPUT_FILE_BYTES,
             rate: None,
         };
         guard.sync_cwd();

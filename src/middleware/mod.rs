@@ -71,10 +71,12 @@ pub mod session;
 pub mod shapes;
 
 mod approver;
+mod code_execution;
 mod executor;
 mod filter;
 mod guard;
 mod reference;
+mod text_editor;
 mod tool_calls;
 
 pub use approver::{ApprovalRequest, Approver};
@@ -88,4 +90,4 @@ pub use outputs::OutputFiles;
 pub use reference::SetupError;
 pub use session::{BashSession, Launcher, ResourceLimits, SessionConfig, StreamRedaction};
 pub use shapes::{CodeExecutionResult, EditorCommand, ResultBlock, ToolSet};
-pub use tool_calls::EditorLimits;
+pub use text_editor::EditorLimits;
