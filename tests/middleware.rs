@@ -1455,3 +1455,63 @@ fn a_hard_linked_file_is_not_replaced_and_listings_are_capped() {
         "{listing}"
     );
 }
+
+#[test]
+fn file_operations_are_audited_with_their_path_and_reasons() {
+    let (_d, ws, _) = tools_workspace();
+    let (g, _, _) = tool_guard(&ws);
+    let buf = SharedBuf::default();
+    let mut g = g.with_audit(AuditLog::from_writer(buf.clone()));
+    answer(
+        &mut g,
+        &editor("a1", json!({"command": "view", "path": "a.txt"})),
+    );
+    answer(
+        &mut g,
+        &code_editor(
+            "a2",
+            json!({"command": "create", "path": "/etc/x", "file_text": "x"}),
+        ),
+    );
+    answer(&mut g, &editor("a3", json!({"command": "frobnicate"})));
+    let lines = buf.lines();
+    let pick = |l: &Value| {
+        (
+            l["tool_use_id"].clone(),
+            l["action"].clone(),
+            l["command"].clone(),
+            l["verdict"].clone(),
+            l["reasons"].clone(),
+            l["is_error"].clone(),
+        )
+    };
+    assert_eq!(
+        lines.iter().map(pick).collect::<Vec<_>>(),
+        [
+            (
+                json!("a1"),
+                json!("view"),
+                json!("a.txt"),
+                json!("allow"),
+                json!([]),
+                json!(false)
+            ),
+            (
+                json!("a2"),
+                json!("create"),
+                json!("/etc/x"),
+                json!("deny"),
+                json!(["path-write-outside"]),
+                json!(true)
+            ),
+            (
+                json!("a3"),
+                json!("invalid"),
+                Value::Null,
+                Value::Null,
+                json!([]),
+                json!(true)
+            ),
+        ]
+    );
+}

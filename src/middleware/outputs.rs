@@ -16,6 +16,9 @@
 
 use std::path::{Path, PathBuf};
 
+/// Most entries of one `$OUTPUT_DIR` looked at.
+const MAX_ENTRIES: usize = 1000;
+
 /// See the [module docs](self).
 #[derive(Debug)]
 pub struct OutputFiles {
@@ -111,10 +114,18 @@ impl OutputFiles {
 
     fn capture_files(&self, dir: &Path, max_bytes: u64) -> std::io::Result<Capture> {
         use std::os::unix::fs::MetadataExt;
-        let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
+        let mut entries: Vec<_> = std::fs::read_dir(dir)?
+            .take(MAX_ENTRIES + 1)
+            .collect::<Result<_, _>>()?;
         entries.sort_by_key(|e| e.file_name());
         let mut take = Vec::new();
         let mut skipped = Vec::new();
+        if entries.len() > MAX_ENTRIES {
+            entries.truncate(MAX_ENTRIES);
+            skipped.push(format!(
+                "*: more than {MAX_ENTRIES} entries; only the first {MAX_ENTRIES} (by name, of those read) were looked at"
+            ));
+        }
         for e in entries {
             let Some(name) = e.file_name().to_str().map(str::to_string) else {
                 skipped.push(format!(
