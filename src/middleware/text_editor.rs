@@ -74,7 +74,9 @@ impl From<FileError> for EditError {
 
 /// What a successful file operation gives, in both shapes.
 enum Edited {
-    /// `view`: the model's text (numbered lines or a listing) and the code execution shape.
+    /// `view`: the client tool's text (numbered lines or a listing) and the code execution
+    /// tool's (the lines themselves), each still to be filtered (file text is redacted
+    /// already, before its lines were numbered).
     View {
         text: String,
         raw: String,
@@ -126,6 +128,9 @@ impl<E: Executor> Guard<E> {
             }
         };
         let block: ResultBlock = match (code, result) {
+            (false, Ok(Edited::View { text, .. })) => {
+                ToolResult::ok(id, self.filter.filter(text.as_bytes())).into()
+            }
             (false, Ok(done)) => ToolResult::ok(id, editor_text(done)).into(),
             (false, Err(e)) => ToolResult::error(id, format!("Error: {}", e.message)).into(),
             (true, Ok(done)) => CodeExecutionResult {
@@ -152,7 +157,7 @@ impl<E: Executor> Guard<E> {
                 ..
             } => CodeExecutionContent::TextEditorCodeExecutionViewResult {
                 file_type: "text".to_string(),
-                content: raw,
+                content: self.filter.filter(raw.as_bytes()),
                 num_lines: Some(num_lines),
                 start_line: Some(start_line),
                 total_lines: Some(total_lines),
@@ -335,8 +340,8 @@ impl<E: Executor> Guard<E> {
             ));
         }
         Ok(Edited::View {
-            text: self.filter.filter(numbered.as_bytes()),
-            raw: self.filter.filter(raw.as_bytes()),
+            text: numbered,
+            raw,
             num_lines: shown.len() as u64,
             start_line: start,
             total_lines: total,
@@ -364,8 +369,8 @@ impl<E: Executor> Guard<E> {
         );
         let n = raw.lines().count() as u64;
         Ok(Edited::View {
-            text: self.filter.filter(text.as_bytes()),
-            raw: self.filter.filter(raw.as_bytes()),
+            text,
+            raw,
             num_lines: n,
             start_line: 1,
             total_lines: n,
