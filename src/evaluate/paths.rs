@@ -497,6 +497,7 @@ pub fn real_path(path: &Path) -> PathBuf {
         .rev()
         .filter_map(|c| match c {
             Component::Normal(n) => Some(n.to_os_string()),
+            Component::ParentDir => Some("..".into()),
             _ => None,
         })
         .collect();
@@ -547,6 +548,46 @@ pub fn real_path(path: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn real_path_follows_relative_dangling_and_looping_symlinks() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("ws/sub")).unwrap();
+        std::fs::create_dir_all(root.join("out")).unwrap();
+        let link = |target: &str, name: &str| {
+            std::os::unix::fs::symlink(target, root.join(name)).unwrap();
+        };
+        link("../../out", "ws/sub/up");
+        link("../out/new", "ws/dangling");
+        link("loop2", "ws/loop1");
+        link("loop1", "ws/loop2");
+        assert_eq!(real_path(&root.join("ws/sub/up/f")), root.join("out/f"));
+        assert_eq!(real_path(&root.join("ws/dangling")), root.join("out/new"));
+        assert_eq!(
+            real_path(&root.join("ws/missing/../sub")),
+            root.join("ws/sub")
+        );
+        assert_eq!(
+            real_path(&root.join("ws/loop1")),
+            PathBuf::from("/proc/self/loop")
+        );
+        let policy = Policy::from_toml(
+            "[paths]\nread = [\"{workspace}/**\"]\nwrite = [\"{workspace}/**\"]\n",
+            "p.toml",
+        )
+        .unwrap();
+        let ctx = Context::new(root.join("ws"));
+        for (path, access) in [
+            ("sub/up/f", FileAccess::Read),
+            ("dangling", FileAccess::Write),
+            ("loop1", FileAccess::Read),
+        ] {
+            let d = check_file_access(&policy, &ctx, path, access);
+            assert_eq!(d.verdict, Verdict::Deny, "{path}: {d:?}");
+        }
+        assert!(check_file_access(&policy, &ctx, "sub/new.txt", FileAccess::Write).is_allowed());
+    }
 
     #[test]
     fn normalize_resolves_dots_lexically() {
