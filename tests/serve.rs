@@ -892,3 +892,22 @@ fn the_text_editor_is_served_under_the_same_policy_as_bash() {
         "Error: unknown tool \"bash\"; the tools here are \"str_replace_based_edit_tool\""
     );
 }
+
+#[test]
+fn an_unknown_tool_name_in_tools_is_a_usage_error() {
+    let (dir, ws) = setup();
+    let out = bin()
+        .args(["serve", "--tools", "bash,python", "--cwd"])
+        .arg(&ws)
+        .arg("--policy")
+        .arg(dir.path().join("policy.toml"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("unknown tool \"python\": expected bash, text-editor or code-execution"),
+        "{stderr}"
+    );
+}

@@ -1,6 +1,7 @@
-//! The bash tool's message blocks, as the bash-tool documentation shapes them.
+//! The message blocks of a call and its answer: `tool_use` (and `server_tool_use`) in, the
+//! bash tool's input, `tool_result` blocks and the user message that carries them out.
 //!
-//! The model sends `{"type": "tool_use", "id": "toolu_..", "name": "bash", "input": {...}}`
+//! For the bash tool, as the bash-tool documentation shapes them: the model sends `{"type": "tool_use", "id": "toolu_..", "name": "bash", "input": {...}}`
 //! where `input` is `{"command": "..."}` or `{"restart": true}`; the application answers with
 //! `{"type": "tool_result", "tool_use_id": "toolu_..", "content": "...", "is_error": bool}`,
 //! every result of one turn in one user message, in order.
