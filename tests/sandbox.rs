@@ -677,7 +677,18 @@ fn code_execution_symlink_escapes_are_stopped_by_the_kernel() {
         std::fs::read_to_string(ws.join("lnk")).unwrap(),
         "DECOY-SECRET-4711\n"
     );
-    let mut serve = Serve::start(dir.path(), &ws, &["--tools", "code-execution,text-editor"]);
+    let outputs = dir.path().join("outputs");
+    let outputs = outputs.to_str().unwrap();
+    let mut serve = Serve::start(
+        dir.path(),
+        &ws,
+        &[
+            "--tools",
+            "code-execution,text-editor",
+            "--outputs",
+            outputs,
+        ],
+    );
     let ask = |serve: &mut Serve, block: Value| {
         writeln!(serve.stdin.as_mut().unwrap(), "{block}").unwrap();
         serve.answer()

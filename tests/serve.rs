@@ -911,3 +911,59 @@ fn an_unknown_tool_name_in_tools_is_a_usage_error() {
         "{stderr}"
     );
 }
+
+#[test]
+fn the_temporary_outputs_directory_goes_at_end_of_input_and_on_sigterm() {
+    let (dir, ws) = setup();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let outputs_left = || {
+        std::fs::read_dir(&tmp)
+            .unwrap()
+            .flatten()
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with("shellgate-outputs-")
+            })
+            .count()
+    };
+    for signal in [false, true] {
+        let mut child = bin()
+            .args(["serve", "--tools", "code-execution", "--cwd"])
+            .arg(&ws)
+            .arg("--policy")
+            .arg(dir.path().join("policy.toml"))
+            .env("TMPDIR", &tmp)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        writeln!(stdin, "{}", code("t", "echo hi")).unwrap();
+        let mut answer = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut answer)
+            .unwrap();
+        assert!(answer.contains("bash_code_execution_result"), "{answer}");
+        assert_eq!(
+            outputs_left(),
+            1,
+            "the outputs directory exists while serve runs"
+        );
+        if signal {
+            let pid = child.id().to_string();
+            assert!(Command::new("kill")
+                .args(["-TERM", &pid])
+                .status()
+                .unwrap()
+                .success());
+        } else {
+            drop(stdin);
+        }
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(if signal { 143 } else { 0 }));
+        assert_eq!(outputs_left(), 0, "left behind (signal: {signal})");
+    }
+}

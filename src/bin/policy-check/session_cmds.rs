@@ -105,6 +105,9 @@ pub enum AtEof {
     Finish,
 }
 
+/// serve's temporary outputs directory (no `--outputs`), removed by the signal handler too.
+static TEMP_OUTPUTS: std::sync::Mutex<Option<std::path::PathBuf>> = std::sync::Mutex::new(None);
+
 /// Set by the signal handler: the process is ending, whatever the main thread sees.
 static STOPPING: AtomicBool = AtomicBool::new(false);
 
@@ -121,6 +124,11 @@ fn handle_signals(what: &'static str) -> Result<(), String> {
     contain::on_termination_signals(move |sig| {
         STOPPING.store(true, Ordering::SeqCst);
         contain::end_all_sessions();
+        if let Ok(dir) = TEMP_OUTPUTS.lock() {
+            if let Some(d) = dir.as_ref() {
+                let _ = std::fs::remove_dir_all(d);
+            }
+        }
         eprintln!(
             "policy-check {what}: {sig}: the bash session and every process it started were              killed; the pending call, if any, was dropped unanswered"
         );
@@ -186,7 +194,11 @@ fn tool_guard(
     let outputs = if tools.tools.code_execution {
         let o = match &tools.outputs {
             Some(dir) => OutputFiles::new(dir),
-            None => OutputFiles::temporary(),
+            None => OutputFiles::temporary().inspect(|o| {
+                if let Ok(mut t) = TEMP_OUTPUTS.lock() {
+                    *t = Some(o.root().to_path_buf());
+                }
+            }),
         };
         Some(o.map_err(|e| format!("cannot make the code execution outputs directory: {e}"))?)
     } else {
