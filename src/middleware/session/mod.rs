@@ -6,7 +6,10 @@
 //!   from it, plus the configured extras. State persists across calls: working directory,
 //!   variables, functions, files.
 //! - **stderr interleaved with stdout** in the order written: the session's first act is
-//!   `exec 2>&1`, so both go down one pipe.
+//!   `exec 62>&2 2>&1`, so both go down one pipe. A code execution call
+//!   ([`BashSession::run_code_call`]) sends its stderr to fd 62 instead, the session's second
+//!   pipe, between begin and end lines of its own, so that it is captured apart; both pipes
+//!   feed one channel, so neither fills up while the other is read.
 //! - **A random sentinel per call** (16 bytes from the OS's random source, via `getrandom`),
 //!   printed after the command with its exit status and the working directory. The command
 //!   text is delivered in a quoted here-document whose delimiter is random too, read into a
