@@ -758,3 +758,50 @@ fn the_confined_file_tool_cannot_leave_the_policy_paths_even_past_the_policy_che
         "DECOY-SECRET-4711\n"
     );
 }
+
+#[test]
+fn a_low_open_files_limit_moves_the_stderr_pipe_below_it_or_fails_the_start() {
+    let (dir, ws) = setup();
+    let outputs = dir.path().join("outputs");
+    let outputs = outputs.to_str().unwrap();
+    let mut serve = Serve::start(
+        dir.path(),
+        &ws,
+        &[
+            "--tools",
+            "code-execution",
+            "--outputs",
+            outputs,
+            "--open-files",
+            "16",
+        ],
+    );
+    writeln!(
+        serve.stdin.as_mut().unwrap(),
+        "{}",
+        json!({"type": "server_tool_use", "id": "f1", "name": "bash_code_execution",
+               "input": {"command": "echo o; echo e >&2"}})
+    )
+    .unwrap();
+    let r = serve.answer();
+    assert_eq!(r["content"]["stdout"], "o\n", "{r}");
+    assert_eq!(r["content"]["stderr"], "e\n", "{r}");
+    let out = Command::new(bin())
+        .args([
+            "serve",
+            "--tools",
+            "code-execution",
+            "--open-files",
+            "3",
+            "--policy",
+        ])
+        .arg(dir.path().join("policy.toml"))
+        .arg("--cwd")
+        .arg(&ws)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("open-files limit of 3"), "{stderr}");
+}

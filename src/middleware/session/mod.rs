@@ -59,7 +59,7 @@ use super::{CodeOutput, ExecError, Executor, Gap, Output};
 use crate::redact::RuleSet;
 pub use config::{Launcher, ResourceLimits, SessionConfig, StreamRedaction, ENV_ALLOWLIST};
 use sentinel::{Scanner, Stream};
-use shell::{Shell, Wait, ERR_FD};
+use shell::{Shell, Wait};
 
 /// One persistent bash process; see the [module docs](self). Dropping it kills the session's
 /// whole process group.
@@ -178,9 +178,10 @@ impl BashSession {
         // the shell's notices about jobs that ended (`jobs` reports and forgets them).
         //
         // A code execution call sends its stderr down the session's second pipe (fd
-        // ERR_FD, kept from startup), with begin and end lines of its own, and runs only if
+        // 62 unless an open-files limit says lower, kept from startup), with begin and end lines of its own, and runs only if
         // `$OUTPUT_DIR` really holds the call's directory (an earlier `readonly` cannot
         // leave a stale one).
+        let err_fd = shell.err_fd;
         let (err_begin, run, err_end) = match &output_dir {
             None => (
                 String::new(),
@@ -188,15 +189,15 @@ impl BashSession {
                 String::new(),
             ),
             Some(dir) => (
-                format!("\\builtin printf '%s\\n' SG_BEGIN_{token} >&{ERR_FD}\n"),
+                format!("\\builtin printf '%s\\n' SG_BEGIN_{token} >&{err_fd}\n"),
                 format!(
                     "if \\builtin export OUTPUT_DIR='{dir}' 2>/dev/null && [[ $OUTPUT_DIR == '{dir}' ]]; \
-                     then \\builtin eval \"$SG_CMD_{token}\" < /dev/null 2>&{ERR_FD}; \
+                     then \\builtin eval \"$SG_CMD_{token}\" < /dev/null 2>&{err_fd}; \
                      else \\builtin printf 'shellgate: OUTPUT_DIR cannot be set (is it readonly?); \
-                     the command was not run\\n' >&{ERR_FD}; (exit 125); fi\n"
+                     the command was not run\\n' >&{err_fd}; (exit 125); fi\n"
                 ),
                 format!(
-                    "\\builtin printf '\\n%s %d %s %s\\n' SG_END_{token} 0 - SG_END_{token} >&{ERR_FD}\n"
+                    "\\builtin printf '\\n%s %d %s %s\\n' SG_END_{token} 0 - SG_END_{token} >&{err_fd}\n"
                 ),
             ),
         };

@@ -31,6 +31,17 @@ pub(super) const EXIT_POLL: Duration = Duration::from_millis(100);
 /// startup): high, so that scripts using fds 3 to 9 do not clobber it.
 pub(super) const ERR_FD: u32 = 62;
 
+/// The fd for the second pipe under an open-files limit of `limit`: [`ERR_FD`], or the
+/// highest one the limit leaves (`None` when it leaves none above stderr).
+fn err_fd(limit: Option<u64>) -> Option<u32> {
+    match limit {
+        Some(n) if n <= u64::from(ERR_FD) => {
+            u32::try_from(n).ok()?.checked_sub(1).filter(|f| *f >= 3)
+        }
+        _ => Some(ERR_FD),
+    }
+}
+
 /// How long stderr's end line may lag behind stdout's before it is given up for lost.
 pub(super) const ERR_GRACE: Duration = Duration::from_secs(2);
 
@@ -48,6 +59,8 @@ pub(super) struct Shell {
     pub(super) tmp: Option<PathBuf>,
     /// The session's pids cgroup, when `processes` is limited and one can be made.
     pub(super) cgroup: Option<PidsCgroup>,
+    /// Where the shell keeps the second pipe (code execution calls' stderr).
+    pub(super) err_fd: u32,
 }
 
 pub(super) enum Wait {
@@ -130,6 +143,17 @@ impl Shell {
             contain::register(p, dirs);
         }
         std::mem::forget(cleanup); // the Shell owns the directory now
+        let limit = config
+            .launcher
+            .as_ref()
+            .and_then(|l| l.spec.limits.open_files);
+        let Some(err_fd) = err_fd(limit) else {
+            return Err(ExecError::Start(format!(
+                "an open-files limit of {} leaves no descriptor for the session's second pipe \
+                 (at least 4 are needed)",
+                limit.unwrap_or(0)
+            )));
+        };
         let mut shell = Shell {
             child,
             stdin,
@@ -138,6 +162,7 @@ impl Shell {
             shell_pid: pgid,
             tmp,
             cgroup,
+            err_fd,
         };
         let tx_err = tx.clone();
         std::thread::Builder::new()
@@ -150,10 +175,11 @@ impl Shell {
             .map_err(|e| ExecError::Start(format!("cannot start the output reader: {e}")))?;
 
         // stderr joins stdout (the bash tool interleaves them); the second pipe stays on
-        // ERR_FD for code execution calls, which capture stderr apart.
+        // `err_fd` for code execution calls, which capture stderr apart; if it cannot be
+        // kept, the start fails rather than lose stderr.
         let token = token()?;
         let script = format!(
-            "exec {ERR_FD}>&2 2>&1\n{}\\builtin printf '\\n%s %d %s %s\\n' SG_END_{token} 0 \"$PWD\" SG_END_{token}\n",
+            "exec {err_fd}>&2 2>&1 || exit 97\n{}\\builtin printf '\\n%s %d %s %s\\n' SG_END_{token} 0 \"$PWD\" SG_END_{token}\n",
             config.limits.script()
         );
         if let Err(e) = shell
