@@ -1162,6 +1162,7 @@ fn word_fields_agree_with_bash() {
         let known = Known {
             pwd_splits: Known::value_splits(&sb.ws.to_string_lossy()),
             home_splits: Known::value_splits(&sb.ws.to_string_lossy()),
+            output_dir_splits: None,
         };
         // The words after `printf '%s\0'`: one shell word each, in order.
         let words = &cmd.words[2..];

@@ -311,11 +311,12 @@ fn a_turn_gets_one_result_per_tool_use_in_order() {
     let msg = g.handle_turn(content.as_array().unwrap());
     let v = serde_json::to_value(&msg).unwrap();
     assert_eq!(v["role"], "user");
-    let ids: Vec<&str> = msg.content.iter().map(|r| r.tool_use_id.as_str()).collect();
+    let ids: Vec<&str> = msg.content.iter().map(|r| r.tool_use_id()).collect();
     assert_eq!(ids, ["toolu_a", "toolu_b", "toolu_c", "toolu_d"]);
-    let errors: Vec<bool> = msg.content.iter().map(|r| r.is_error).collect();
+    let errors: Vec<bool> = msg.content.iter().map(|r| r.is_error()).collect();
     assert_eq!(errors, [true, true, false, true]);
-    assert_eq!(msg.content[2].content, "tool has been restarted.");
+    let restarted = msg.content[2].as_tool_result().expect("a tool_result");
+    assert_eq!(restarted.content, "tool has been restarted.");
     assert_eq!(v["content"][0]["type"], "tool_result");
     assert_eq!(*rec.restarts.lock().unwrap(), 1);
     assert!(rec.calls().is_empty());
@@ -707,7 +708,7 @@ fn handle_value_answers_what_serve_answers() {
     let Answer::Message(m) = &answer else {
         panic!("a message gets a user message");
     };
-    let ids: Vec<&str> = m.content.iter().map(|r| r.tool_use_id.as_str()).collect();
+    let ids: Vec<&str> = m.content.iter().map(|r| r.tool_use_id()).collect();
     assert_eq!(ids, ["b", "c"]);
     // It serialises as the bare message, as serve writes it.
     let v = serde_json::to_value(&answer).unwrap();
@@ -738,4 +739,779 @@ fn the_reference_guard_refuses_a_missing_directory_and_runs_in_its_cwd() {
     assert_eq!(g.context().workspace, [dir.path().to_path_buf()]);
     let r = g.handle(&ToolUse::bash("p", "pwd"));
     assert_eq!(r.content, format!("{}\n", dir.path().display()));
+}
+
+// ---------------------------------------------------------------------------------------
+// The text editor and code execution shapes under the same policy.
+
+const TOOLS_POLICY: &str = r#"
+[policy]
+name = "tools-test"
+default = "deny"
+
+[paths]
+read = ["{workspace}", "{workspace}/**", "{output_dir}", "{output_dir}/**"]
+write = ["{workspace}/**", "{output_dir}/**"]
+deny_read = ["{workspace}/secret.txt"]
+deny_write = ["{workspace}/vendor/**"]
+protected = ["{workspace}/**/.npmrc"]
+protected_message = "it configures npm"
+read_message = "reads must stay inside the workspace"
+
+[programs.echo]
+operands = "text"
+
+[programs.cat]
+operands = "path-read"
+
+[programs.ls]
+operands = "path-read"
+
+[programs.sleep]
+operands = "text"
+
+[programs.head]
+allow_options = ["-c"]
+options_with_value = ["-c"]
+operands = "path-read"
+
+[programs.cd]
+operands = ["path-read"]
+"#;
+
+fn tools_policy() -> Policy {
+    Policy::from_toml(TOOLS_POLICY, "tools.toml").expect("the tools policy loads")
+}
+
+/// A file tool that records every call before passing it on to the real one.
+#[derive(Clone, Default)]
+struct FileRecorder {
+    calls: Arc<Mutex<Vec<String>>>,
+}
+
+impl shellgate::middleware::FileTool for FileRecorder {
+    fn stat(
+        &mut self,
+        path: &Path,
+    ) -> Result<shellgate::middleware::files::FileKind, shellgate::middleware::files::FileError>
+    {
+        self.calls
+            .lock()
+            .unwrap()
+            .push(format!("stat {}", path.display()));
+        shellgate::middleware::LocalFiles::new().stat(path)
+    }
+    fn read(
+        &mut self,
+        path: &Path,
+        max: u64,
+    ) -> Result<Vec<u8>, shellgate::middleware::files::FileError> {
+        self.calls
+            .lock()
+            .unwrap()
+            .push(format!("read {}", path.display()));
+        shellgate::middleware::LocalFiles::new().read(path, max)
+    }
+    fn list(
+        &mut self,
+        path: &Path,
+        depth: usize,
+        max: usize,
+    ) -> Result<Vec<shellgate::middleware::files::DirEntry>, shellgate::middleware::files::FileError>
+    {
+        self.calls
+            .lock()
+            .unwrap()
+            .push(format!("list {}", path.display()));
+        shellgate::middleware::LocalFiles::new().list(path, depth, max)
+    }
+    fn write(
+        &mut self,
+        path: &Path,
+        contents: &[u8],
+        mode: shellgate::middleware::files::WriteMode,
+    ) -> Result<(), shellgate::middleware::files::FileError> {
+        self.calls
+            .lock()
+            .unwrap()
+            .push(format!("write {}", path.display()));
+        shellgate::middleware::LocalFiles::new().write(path, contents, mode)
+    }
+}
+
+/// A workspace (canonical path) with `a.txt`, `src/lib.rs`, `secret.txt`, and `outside/`
+/// beside it holding `key`.
+fn tools_workspace() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let ws = root.join("ws");
+    let outside = root.join("outside");
+    std::fs::create_dir_all(ws.join("src")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(ws.join("a.txt"), "one\ntwo\nthree\n").unwrap();
+    std::fs::write(ws.join("src/lib.rs"), "fn main() {}\n").unwrap();
+    std::fs::write(ws.join("secret.txt"), "s3cr3t\n").unwrap();
+    std::fs::write(outside.join("key"), "OUTSIDE-KEY-4711\n").unwrap();
+    (dir, ws, outside)
+}
+
+fn tool_guard(ws: &Path) -> (Guard<Recorder>, Recorder, FileRecorder) {
+    let rec = Recorder::default();
+    let files = FileRecorder::default();
+    let g = Guard::new(tools_policy(), Context::new(ws), rec.clone())
+        .with_filter(PassThrough::default())
+        .with_files(files.clone())
+        .with_tools(shellgate::middleware::ToolSet::all());
+    (g, rec, files)
+}
+
+fn editor(id: &str, input: Value) -> Value {
+    json!({"type": "tool_use", "id": id, "name": "str_replace_based_edit_tool", "input": input})
+}
+
+fn code_editor(id: &str, input: Value) -> Value {
+    json!({"type": "server_tool_use", "id": id, "name": "text_editor_code_execution", "input": input})
+}
+
+fn answer(g: &mut Guard<impl Executor>, block: &Value) -> Value {
+    serde_json::to_value(g.answer_json(block)).unwrap()
+}
+
+#[test]
+fn the_text_editor_answers_each_command_in_the_documented_shape() {
+    let (_d, ws, _) = tools_workspace();
+    let (mut g, rec, _) = tool_guard(&ws);
+    assert_eq!(
+        answer(
+            &mut g,
+            &editor("t1", json!({"command": "view", "path": "a.txt"}))
+        ),
+        json!({"type": "tool_result", "tool_use_id": "t1",
+               "content": "     1\tone\n     2\ttwo\n     3\tthree\n", "is_error": false})
+    );
+    assert_eq!(
+        answer(
+            &mut g,
+            &editor(
+                "t2",
+                json!({"command": "view", "path": "a.txt", "view_range": [2, -1]})
+            )
+        ),
+        json!({"type": "tool_result", "tool_use_id": "t2",
+               "content": "     2\ttwo\n     3\tthree\n", "is_error": false})
+    );
+    assert_eq!(
+        answer(
+            &mut g,
+            &editor("t3", json!({"command": "view", "path": "."}))
+        ),
+        json!({"type": "tool_result", "tool_use_id": "t3", "is_error": false, "content":
+               "Files and directories up to 2 levels deep in ., hidden ones left out:\na.txt\nsecret.txt\nsrc/\nsrc/lib.rs\n"})
+    );
+    assert_eq!(
+        answer(
+            &mut g,
+            &editor(
+                "t4",
+                json!({"command": "str_replace", "path": "a.txt", "old_str": "two", "new_str": "2"})
+            )
+        ),
+        json!({"type": "tool_result", "tool_use_id": "t4", "is_error": false,
+               "content": "Successfully replaced text at exactly one location (lines 2-2 now)."})
+    );
+    assert_eq!(
+        answer(
+            &mut g,
+            &editor(
+                "t5",
+                json!({"command": "insert", "path": "a.txt", "insert_line": 1, "insert_text": "1.5"})
+            )
+        ),
+        json!({"type": "tool_result", "tool_use_id": "t5", "is_error": false,
+               "content": "Text inserted successfully after line 1."})
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("a.txt")).unwrap(),
+        "one\n1.5\n2\nthree\n"
+    );
+    assert_eq!(
+        answer(
+            &mut g,
+            &editor(
+                "t6",
+                json!({"command": "create", "path": "new/b.txt", "file_text": "b\n"})
+            )
+        ),
+        json!({"type": "tool_result", "tool_use_id": "t6", "is_error": false,
+               "content": "File created successfully."})
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("new/b.txt")).unwrap(),
+        "b\n"
+    );
+    // Exactly one match, else an error saying how many; nothing changes.
+    std::fs::write(ws.join("dup.txt"), "x = 1\nx = 1\n").unwrap();
+    let two = answer(
+        &mut g,
+        &editor(
+            "t7",
+            json!({"command": "str_replace", "path": "dup.txt", "old_str": "x = 1", "new_str": "y"}),
+        ),
+    );
+    assert_eq!(
+        two,
+        json!({"type": "tool_result", "tool_use_id": "t7", "is_error": true, "content": format!(
+        "Error: old_str matches 2 times in `{}`; it must match exactly once (include more of the surrounding lines); nothing was changed",
+        ws.join("dup.txt").display())})
+    );
+    let none = answer(
+        &mut g,
+        &editor(
+            "t8",
+            json!({"command": "str_replace", "path": "dup.txt", "old_str": "zzz", "new_str": "y"}),
+        ),
+    );
+    assert!(
+        none["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("Error: old_str was not found in"),
+        "{none}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("dup.txt")).unwrap(),
+        "x = 1\nx = 1\n"
+    );
+    let missing = answer(
+        &mut g,
+        &editor("t9", json!({"command": "view", "path": "nope.txt"})),
+    );
+    assert_eq!(
+        missing,
+        json!({"type": "tool_result", "tool_use_id": "t9", "is_error": true,
+        "content": format!("Error: `{}` does not exist", ws.join("nope.txt").display())})
+    );
+    let bad = answer(
+        &mut g,
+        &editor(
+            "t10",
+            json!({"command": "view", "path": "a.txt", "view_range": [3, 9]}),
+        ),
+    );
+    assert_eq!(bad["content"], "Error: invalid view_range [3, 9]: the last line must be -1 or between the first line and the file's last (the file has 4 lines)");
+    let bad = answer(
+        &mut g,
+        &editor("t11", json!({"command": "delete", "path": "a.txt"})),
+    );
+    assert_eq!(bad["content"], "Error: invalid input: `command` must be one of \"view\", \"create\", \"str_replace\", \"insert\"");
+    assert!(rec.calls().is_empty(), "file tools never run commands");
+}
+
+#[test]
+fn text_editor_code_execution_answers_typed_results() {
+    let (_d, ws, _) = tools_workspace();
+    let (mut g, _, _) = tool_guard(&ws);
+    assert_eq!(
+        answer(
+            &mut g,
+            &code_editor(
+                "s1",
+                json!({"command": "view", "path": "a.txt", "view_range": [2, 3]})
+            )
+        ),
+        json!({"type": "text_editor_code_execution_tool_result", "tool_use_id": "s1", "content": {
+            "type": "text_editor_code_execution_view_result", "file_type": "text",
+            "content": "two\nthree\n", "num_lines": 2, "start_line": 2, "total_lines": 3}})
+    );
+    assert_eq!(
+        answer(
+            &mut g,
+            &code_editor(
+                "s2",
+                json!({"command": "create", "path": "c.txt", "file_text": "c\n"})
+            )
+        ),
+        json!({"type": "text_editor_code_execution_tool_result", "tool_use_id": "s2", "content": {
+            "type": "text_editor_code_execution_create_result", "is_file_update": false}})
+    );
+    assert_eq!(
+        answer(
+            &mut g,
+            &code_editor(
+                "s3",
+                json!({"command": "create", "path": "c.txt", "file_text": "c2\n"})
+            )
+        ),
+        json!({"type": "text_editor_code_execution_tool_result", "tool_use_id": "s3", "content": {
+            "type": "text_editor_code_execution_create_result", "is_file_update": true}})
+    );
+    assert_eq!(
+        answer(
+            &mut g,
+            &code_editor(
+                "s4",
+                json!({"command": "str_replace", "path": "a.txt", "old_str": "two\nthree", "new_str": "2\n3\n3.5"})
+            )
+        ),
+        json!({"type": "text_editor_code_execution_tool_result", "tool_use_id": "s4", "content": {
+            "type": "text_editor_code_execution_str_replace_result",
+            "old_start": 2, "old_lines": 2, "new_start": 2, "new_lines": 3,
+            "lines": ["-two", "-three", "+2", "+3", "+3.5"]}})
+    );
+    assert_eq!(
+        answer(
+            &mut g,
+            &code_editor("s5", json!({"command": "view", "path": "gone.txt"}))
+        ),
+        json!({"type": "text_editor_code_execution_tool_result", "tool_use_id": "s5", "content": {
+            "type": "text_editor_code_execution_tool_result_error", "error_code": "file_not_found",
+            "error_message": format!("`{}` does not exist", ws.join("gone.txt").display())}})
+    );
+    assert_eq!(
+        answer(&mut g, &code_editor("s6", json!({"command": "view"}))),
+        json!({"type": "text_editor_code_execution_tool_result", "tool_use_id": "s6", "content": {
+            "type": "text_editor_code_execution_tool_result_error", "error_code": "invalid_tool_input",
+            "error_message": "invalid input: `path` must be a string"}})
+    );
+    // A refusal is invalid_tool_input with the rule in error_message.
+    assert_eq!(
+        answer(
+            &mut g,
+            &code_editor("s7", json!({"command": "view", "path": "secret.txt"}))
+        ),
+        json!({"type": "text_editor_code_execution_tool_result", "tool_use_id": "s7", "content": {
+            "type": "text_editor_code_execution_tool_result_error", "error_code": "invalid_tool_input",
+            "error_message": format!("`view` of `secret.txt` was refused by the shellgate policy (reads of this path must be allowed); nothing was read.\n- [path-read-denied] reading `{}` is denied by `{{workspace}}/secret.txt`: reads must stay inside the workspace (rule `paths.deny_read`)", ws.join("secret.txt").display())}})
+    );
+}
+
+#[test]
+fn file_tools_outside_the_policy_paths_are_refused_and_touch_nothing() {
+    let (_d, ws, outside) = tools_workspace();
+    let (mut g, _, files) = tool_guard(&ws);
+    std::os::unix::fs::symlink(outside.join("key"), ws.join("link")).unwrap();
+    std::os::unix::fs::symlink(&outside, ws.join("dirlink")).unwrap();
+    std::os::unix::fs::symlink(outside.join("planted"), ws.join("dangling")).unwrap();
+    std::fs::create_dir_all(ws.join("vendor")).unwrap();
+    std::fs::write(ws.join("vendor/x"), "v\n").unwrap();
+    let key = outside.join("key").display().to_string();
+    let cases: Vec<(Value, &str, String)> = vec![
+        (json!({"command": "view", "path": key}), "path-read-outside", format!("reading `{key}` is outside the allowed paths: reads must stay inside the workspace (rule `paths.read`)")),
+        (json!({"command": "view", "path": "../outside/key"}), "path-read-outside", String::new()),
+        (json!({"command": "view", "path": "link"}), "path-read-outside", format!("reading `{key}` is outside the allowed paths")),
+        (json!({"command": "view", "path": "dirlink/key"}), "path-read-outside", String::new()),
+        (json!({"command": "view", "path": "dirlink"}), "path-read-outside", String::new()),
+        (json!({"command": "str_replace", "path": "link", "old_str": "OUTSIDE", "new_str": "x"}), "path-write-outside", String::new()),
+        (json!({"command": "create", "path": "dangling", "file_text": "planted"}), "path-write-outside", String::new()),
+        (json!({"command": "create", "path": "dirlink/new", "file_text": "planted"}), "path-write-outside", String::new()),
+        (json!({"command": "insert", "path": "secret.txt", "insert_line": 0, "insert_text": "x"}), "path-read-denied", String::new()),
+        (json!({"command": "create", "path": "sub/.npmrc", "file_text": "script-shell=/bin/evil"}), "path-write-protected", "is protected by `{workspace}/**/.npmrc`: it configures npm (rule `paths.protected`)".to_string()),
+        (json!({"command": "str_replace", "path": "vendor/x", "old_str": "v", "new_str": "w"}), "path-write-denied", "(rule `paths.deny_write`)".to_string()),
+        (json!({"command": "create", "path": "/etc/cron.d/x", "file_text": "* * * * * root sh"}), "path-write-outside", String::new()),
+    ];
+    for (i, (input, code, text)) in cases.iter().enumerate() {
+        let id = format!("r{i}");
+        let r = answer(&mut g, &editor(&id, input.clone()));
+        let content = r["content"].as_str().unwrap_or_default();
+        assert_eq!(r["is_error"], true, "{input}: {r}");
+        assert!(content.contains(&format!("[{code}")), "{input}: {content}");
+        assert!(content.contains(&text[..]), "{input}: {content}");
+        assert!(content.contains("nothing was"), "{input}: {content}");
+    }
+    assert!(
+        files.calls.lock().unwrap().is_empty(),
+        "the file tool was called: {:?}",
+        files.calls.lock().unwrap()
+    );
+    assert_eq!(
+        std::fs::read_to_string(outside.join("key")).unwrap(),
+        "OUTSIDE-KEY-4711\n"
+    );
+    assert!(!outside.join("planted").exists() && !outside.join("new").exists());
+    assert!(!ws.join("sub/.npmrc").exists());
+    assert_eq!(std::fs::read_to_string(ws.join("vendor/x")).unwrap(), "v\n");
+    // A symlink that stays inside is followed: its target is read.
+    std::os::unix::fs::symlink(ws.join("a.txt"), ws.join("inner")).unwrap();
+    let r = answer(
+        &mut g,
+        &editor("ok", json!({"command": "view", "path": "inner"})),
+    );
+    assert_eq!(r["is_error"], false, "{r}");
+}
+
+#[test]
+fn edits_are_atomic_keep_permissions_and_respect_utf8_and_size_limits() {
+    use std::os::unix::fs::PermissionsExt;
+    let (_d, ws, _) = tools_workspace();
+    let (g, _, _) = tool_guard(&ws);
+    let mut g = g
+        .with_files(shellgate::middleware::LocalFiles::new())
+        .with_editor_limits({
+            let mut l = shellgate::middleware::EditorLimits::default();
+            l.max_file_bytes = 64;
+            l
+        });
+    let file = ws.join("a.txt");
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let r = answer(
+        &mut g,
+        &editor(
+            "p1",
+            json!({"command": "str_replace", "path": "a.txt", "old_str": "one", "new_str": "1"}),
+        ),
+    );
+    assert_eq!(r["is_error"], false, "{r}");
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().permissions().mode() & 0o7777,
+        0o640
+    );
+    // Too large: refused before anything is written.
+    let big = "x".repeat(100);
+    let r = answer(
+        &mut g,
+        &editor(
+            "p2",
+            json!({"command": "str_replace", "path": "a.txt", "old_str": "1", "new_str": big}),
+        ),
+    );
+    assert_eq!(r["content"], "Error: the edited file would be 111 bytes, more than the 64-byte limit; nothing was written");
+    let r = answer(
+        &mut g,
+        &editor(
+            "p3",
+            json!({"command": "create", "path": "big.txt", "file_text": big}),
+        ),
+    );
+    assert_eq!(
+        r["content"],
+        "Error: file_text is 100 bytes, more than the 64-byte limit; nothing was written"
+    );
+    assert!(!ws.join("big.txt").exists());
+    std::fs::write(ws.join("huge.txt"), "y".repeat(65)).unwrap();
+    let r = answer(
+        &mut g,
+        &editor("p4", json!({"command": "view", "path": "huge.txt"})),
+    );
+    assert_eq!(
+        r["content"],
+        format!(
+            "Error: `{}` is 65 bytes, more than the 64-byte limit",
+            ws.join("huge.txt").display()
+        )
+    );
+    // Not UTF-8: a clear error, the file untouched.
+    std::fs::write(ws.join("bin.dat"), b"ok\xff\xfe").unwrap();
+    let r = answer(
+        &mut g,
+        &editor(
+            "p5",
+            json!({"command": "str_replace", "path": "bin.dat", "old_str": "ok", "new_str": "no"}),
+        ),
+    );
+    assert_eq!(r["content"], format!("Error: `{}` is not UTF-8 text (invalid byte at offset 2); the text editor reads and edits only UTF-8 text files", ws.join("bin.dat").display()));
+    assert_eq!(std::fs::read(ws.join("bin.dat")).unwrap(), b"ok\xff\xfe");
+    // A directory is not overwritten by create.
+    let r = answer(
+        &mut g,
+        &editor(
+            "p6",
+            json!({"command": "create", "path": "src", "file_text": "x"}),
+        ),
+    );
+    assert_eq!(
+        r["content"],
+        format!(
+            "Error: `{}` is a directory; nothing was written",
+            ws.join("src").display()
+        )
+    );
+    // No temporary file is left behind, whatever happened.
+    let leftovers: Vec<_> = std::fs::read_dir(&ws)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().contains("shellgate"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    // A FIFO is never opened for reading (it would hang).
+    nix_mkfifo(&ws.join("fifo"));
+    let r = answer(
+        &mut g,
+        &editor("p7", json!({"command": "view", "path": "fifo"})),
+    );
+    assert_eq!(
+        r["content"],
+        format!(
+            "Error: `{}` is not a regular file",
+            ws.join("fifo").display()
+        )
+    );
+}
+
+fn nix_mkfifo(path: &Path) {
+    let ok = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+}
+
+#[test]
+fn viewed_content_is_redacted() {
+    let (_d, ws, _) = tools_workspace();
+    let (g, _, _) = tool_guard(&ws);
+    let mut g = g.with_filter(shellgate::middleware::RedactThenTruncate::default());
+    std::fs::write(ws.join("env"), format!("{AWS_LINE}\n")).unwrap();
+    let r = answer(
+        &mut g,
+        &editor("v1", json!({"command": "view", "path": "env"})),
+    );
+    assert_eq!(
+        r["content"],
+        "     1\taws_secret_access_key = [REDACTED:aws-secret-access-key]\n"
+    );
+    let r = answer(
+        &mut g,
+        &code_editor("v2", json!({"command": "view", "path": "env"})),
+    );
+    assert_eq!(
+        r["content"]["content"],
+        "aws_secret_access_key = [REDACTED:aws-secret-access-key]\n"
+    );
+    let r = answer(
+        &mut g,
+        &code_editor(
+            "v3",
+            json!({"command": "str_replace", "path": "env", "old_str": "aws_secret_access_key", "new_str": "aws_secret_access_key"}),
+        ),
+    );
+    assert!(!r.to_string().contains(AWS_SECRET), "{r}");
+}
+
+#[test]
+fn tools_not_enabled_are_unknown_and_server_tool_use_blocks_are_calls() {
+    let (_d, ws, _) = tools_workspace();
+    let rec = Recorder::default();
+    let mut g = Guard::new(tools_policy(), Context::new(&ws), rec.clone());
+    let r = answer(
+        &mut g,
+        &editor("u1", json!({"command": "view", "path": "a.txt"})),
+    );
+    assert_eq!(
+        r,
+        json!({"type": "tool_result", "tool_use_id": "u1", "is_error": true,
+        "content": "Error: unknown tool \"str_replace_based_edit_tool\"; the only tool here is \"bash\""})
+    );
+    let mut g = g.with_tools(shellgate::middleware::ToolSet::parse("bash,text-editor").unwrap());
+    let r = answer(
+        &mut g,
+        &code_editor("u2", json!({"command": "view", "path": "a.txt"})),
+    );
+    assert_eq!(r["content"], "Error: unknown tool \"text_editor_code_execution\"; the tools here are \"bash\", \"str_replace_based_edit_tool\"");
+    let turn = json!({"role": "assistant", "content": [
+        {"type": "server_tool_use", "id": "u3", "name": "bash", "input": {"command": "echo hi"}},
+        {"type": "text", "text": "and"},
+        editor("u4", json!({"command": "view", "path": "a.txt", "view_range": [1, 1]})),
+    ]});
+    let v = serde_json::to_value(g.handle_value(&turn).unwrap()).unwrap();
+    assert_eq!(
+        v,
+        json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "u3", "content": "ran\n", "is_error": false},
+            {"type": "tool_result", "tool_use_id": "u4", "content": "     1\tone\n", "is_error": false},
+        ]})
+    );
+    assert!(shellgate::middleware::ToolSet::parse("bash,python").is_err());
+}
+
+#[test]
+fn a_turn_answers_only_the_server_tool_calls_it_hosts() {
+    let (_d, ws, _) = tools_workspace();
+    let (mut g, _, _) = tool_guard(&ws);
+    let view = json!({"command": "view", "path": "a.txt", "view_range": [1, 1]});
+    let turn = json!({"role": "assistant", "content": [
+        {"type": "server_tool_use", "id": "w1", "name": "web_search", "input": {"query": "x"}},
+        {"type": "web_search_tool_result", "tool_use_id": "w1", "content": []},
+        code_editor("c1", view.clone()),
+        code_editor("c2", view.clone()),
+        {"type": "text_editor_code_execution_tool_result", "tool_use_id": "c2", "content": {}},
+    ]});
+    let v = serde_json::to_value(g.handle_value(&turn).unwrap()).unwrap();
+    assert_eq!(
+        v,
+        json!({"role": "user", "content": [
+            {"type": "text_editor_code_execution_tool_result", "tool_use_id": "c1", "content": {
+                "type": "text_editor_code_execution_view_result", "file_type": "text",
+                "content": "one\n", "num_lines": 1, "start_line": 1, "total_lines": 3}},
+        ]})
+    );
+    // Without code execution enabled, its server_tool_use blocks are left alone in a turn.
+    let mut g = g.with_tools(shellgate::middleware::ToolSet::default());
+    let v = serde_json::to_value(g.handle_value(&turn).unwrap()).unwrap();
+    assert_eq!(v, json!({"role": "user", "content": []}));
+}
+
+#[test]
+fn code_execution_through_the_rust_api_keeps_stdout_and_stderr_apart_and_redacted() {
+    let (_d, ws, _) = tools_workspace();
+    let outputs = tempfile::tempdir().unwrap();
+    let mut g = Guard::reference(tools_policy(), &ws, Duration::from_secs(5))
+        .unwrap()
+        .with_tools(shellgate::middleware::ToolSet::all())
+        .with_output_files(
+            shellgate::middleware::OutputFiles::new(outputs.path()).unwrap(),
+            1024,
+        );
+    let code = |id: &str, command: &str| json!({"type": "server_tool_use", "id": id, "name": "bash_code_execution", "input": {"command": command}});
+    let r = answer(
+        &mut g,
+        &code(
+            "x1",
+            &format!("echo '{AWS_LINE}'; echo '{AWS_LINE}' >&2; echo done > \"$OUTPUT_DIR/r.txt\""),
+        ),
+    );
+    let c = &r["content"];
+    assert_eq!(
+        c["stdout"], "aws_secret_access_key = [REDACTED:aws-secret-access-key]\n",
+        "{r}"
+    );
+    assert_eq!(
+        c["stderr"], "aws_secret_access_key = [REDACTED:aws-secret-access-key]\n",
+        "{r}"
+    );
+    let id = c["content"][0]["file_id"].as_str().unwrap().to_string();
+    let path = g
+        .output_files()
+        .unwrap()
+        .resolve(&id)
+        .expect("the file id resolves");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "done\n");
+    assert_eq!(path.file_name().unwrap(), "r.txt");
+    assert!(g
+        .output_files()
+        .unwrap()
+        .resolve("file_../../etc")
+        .is_none());
+    // The bash tool moves the session; file tools follow its working directory.
+    let r = g.handle(&ToolUse::bash("x2", "cd src"));
+    assert!(!r.is_error, "{}", r.content);
+    let r = answer(
+        &mut g,
+        &editor("x3", json!({"command": "view", "path": "lib.rs"})),
+    );
+    assert_eq!(r["content"], "     1\tfn main() {}\n", "{r}");
+    // A custom executor without run_code answers `unavailable`, never runs anything.
+    let rec = Recorder::default();
+    let mut g = Guard::new(tools_policy(), Context::new(&ws), rec.clone())
+        .with_tools(shellgate::middleware::ToolSet::all());
+    let r = answer(&mut g, &code("x4", "echo hi"));
+    assert_eq!(
+        r,
+        json!({"type": "bash_code_execution_tool_result", "tool_use_id": "x4", "content": {
+        "type": "bash_code_execution_tool_result_error", "error_code": "unavailable",
+        "error_message": "unavailable: this executor does not run code execution calls"}})
+    );
+    assert!(rec.calls().is_empty());
+}
+
+#[test]
+fn a_hard_linked_file_is_not_replaced_and_listings_are_capped() {
+    let (_d, ws, _) = tools_workspace();
+    let (g, _, _) = tool_guard(&ws);
+    let mut g = g.with_editor_limits({
+        let mut l = shellgate::middleware::EditorLimits::default();
+        l.max_listing = 3;
+        l
+    });
+    std::fs::hard_link(ws.join("a.txt"), ws.join("twin.txt")).unwrap();
+    let r = answer(
+        &mut g,
+        &editor(
+            "h1",
+            json!({"command": "str_replace", "path": "twin.txt", "old_str": "one", "new_str": "1"}),
+        ),
+    );
+    assert_eq!(
+        r["content"],
+        format!(
+            "Error: `{}` has other hard links; it is not replaced (edit it where it really lives)",
+            ws.join("twin.txt").display()
+        )
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("a.txt")).unwrap(),
+        "one\ntwo\nthree\n"
+    );
+    for i in 0..10 {
+        std::fs::write(ws.join(format!("f{i}")), "x").unwrap();
+    }
+    let r = answer(
+        &mut g,
+        &editor("h2", json!({"command": "view", "path": "."})),
+    );
+    let listing = r["content"].as_str().unwrap();
+    assert_eq!(listing.lines().count(), 5, "{listing}");
+    assert!(
+        listing.ends_with("[... more than 3 entries; view a subdirectory ...]\n"),
+        "{listing}"
+    );
+}
+
+#[test]
+fn file_operations_are_audited_with_their_path_and_reasons() {
+    let (_d, ws, _) = tools_workspace();
+    let (g, _, _) = tool_guard(&ws);
+    let buf = SharedBuf::default();
+    let mut g = g.with_audit(AuditLog::from_writer(buf.clone()));
+    answer(
+        &mut g,
+        &editor("a1", json!({"command": "view", "path": "a.txt"})),
+    );
+    answer(
+        &mut g,
+        &code_editor(
+            "a2",
+            json!({"command": "create", "path": "/etc/x", "file_text": "x"}),
+        ),
+    );
+    answer(&mut g, &editor("a3", json!({"command": "frobnicate"})));
+    let lines = buf.lines();
+    let pick = |l: &Value| {
+        (
+            l["tool_use_id"].clone(),
+            l["action"].clone(),
+            l["command"].clone(),
+            l["verdict"].clone(),
+            l["reasons"].clone(),
+            l["is_error"].clone(),
+        )
+    };
+    assert_eq!(
+        lines.iter().map(pick).collect::<Vec<_>>(),
+        [
+            (
+                json!("a1"),
+                json!("view"),
+                json!("a.txt"),
+                json!("allow"),
+                json!([]),
+                json!(false)
+            ),
+            (
+                json!("a2"),
+                json!("create"),
+                json!("/etc/x"),
+                json!("deny"),
+                json!(["path-write-outside"]),
+                json!(true)
+            ),
+            (
+                json!("a3"),
+                json!("invalid"),
+                Value::Null,
+                Value::Null,
+                json!([]),
+                json!(true)
+            ),
+        ]
+    );
 }

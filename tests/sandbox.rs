@@ -654,3 +654,154 @@ fn developer_allows_workspace_code_only_under_the_sandbox() {
         assert!(!shellgate::evaluate(&policy, &ctx, c).is_allowed(), "{c}");
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// The file tools and code execution under the kernel sandbox: what the policy's lexical
+// check cannot see (a symlink the command itself makes, one swapped in after the check),
+// the kernel stops.
+
+#[test]
+fn code_execution_symlink_escapes_are_stopped_by_the_kernel() {
+    require_landlock();
+    let (dir, ws) = setup();
+    let policy = format!("{POLICY}\n[programs.cat]\noperands = \"path-read\"\n\n[programs.ls]\noperands = \"path-read\"\n");
+    let policy = policy.replace(
+        "write = [\"/dev/null\", \"{workspace}/**\"]",
+        "write = [\"/dev/null\", \"{workspace}/**\", \"{output_dir}/**\"]\nread_message = \"inside\"",
+    ).replace("read = [\"{workspace}\", \"{workspace}/**\"]", "read = [\"{workspace}\", \"{workspace}/**\", \"{output_dir}\", \"{output_dir}/**\"]");
+    std::fs::write(dir.path().join("policy.toml"), policy).unwrap();
+    let secret = dir.path().join("outside/secret");
+    std::os::unix::fs::symlink(&secret, ws.join("lnk")).unwrap();
+    // Control: the same read, outside the sandbox, shows the secret.
+    assert_eq!(
+        std::fs::read_to_string(ws.join("lnk")).unwrap(),
+        "DECOY-SECRET-4711\n"
+    );
+    let outputs = dir.path().join("outputs");
+    let outputs = outputs.to_str().unwrap();
+    let mut serve = Serve::start(
+        dir.path(),
+        &ws,
+        &[
+            "--tools",
+            "code-execution,text-editor",
+            "--outputs",
+            outputs,
+        ],
+    );
+    let ask = |serve: &mut Serve, block: Value| {
+        writeln!(serve.stdin.as_mut().unwrap(), "{block}").unwrap();
+        serve.answer()
+    };
+    // The policy allows `cat lnk` (a workspace path); the kernel refuses the target.
+    let r = ask(
+        &mut serve,
+        json!({"type": "server_tool_use", "id": "k1", "name": "bash_code_execution",
+        "input": {"command": "cat lnk; ls \"$OUTPUT_DIR\" && echo LS_OK; echo x > \"$OUTPUT_DIR/o.txt\""}}),
+    );
+    let c = &r["content"];
+    assert_eq!(c["type"], "bash_code_execution_result", "{r}");
+    assert!(!r.to_string().contains("DECOY-SECRET"), "{r}");
+    assert!(
+        c["stderr"].as_str().unwrap().contains("Permission denied"),
+        "{r}"
+    );
+    assert_eq!(c["stdout"], "LS_OK\n", "{r}");
+    assert_eq!(c["content"].as_array().map(Vec::len), Some(1), "{r}");
+    // The file tool refuses the symlink at the policy layer, naming the rule.
+    let r = ask(
+        &mut serve,
+        json!({"type": "tool_use", "id": "k2", "name": "str_replace_based_edit_tool",
+        "input": {"command": "view", "path": "lnk"}}),
+    );
+    assert!(
+        r["content"]
+            .as_str()
+            .unwrap()
+            .contains("[path-read-outside]"),
+        "{r}"
+    );
+    assert!(!r.to_string().contains("DECOY-SECRET"), "{r}");
+}
+
+#[test]
+fn the_confined_file_tool_cannot_leave_the_policy_paths_even_past_the_policy_check() {
+    use shellgate::middleware::files::{FileError, WriteMode};
+    use shellgate::middleware::sandbox::SandboxSpec;
+    use shellgate::middleware::{FileTool, LocalFiles};
+    require_landlock();
+    let (dir, ws) = setup();
+    let policy = shellgate::Policy::from_toml(POLICY, "sandbox-test.toml").unwrap();
+    let ctx = shellgate::Context::new(&ws);
+    let spec = SandboxSpec::from_policy(&policy, &ctx);
+    let mut files = LocalFiles::confined(&spec).expect("Landlock confines the file tool");
+    assert!(files.is_confined());
+    let secret = dir.path().join("outside/secret");
+    // Called directly, as if a symlink had been swapped in after the guard's check.
+    match files.read(&secret, 1024) {
+        Err(FileError::PermissionDenied(p)) => assert_eq!(p, secret),
+        other => panic!("the kernel let the read through: {other:?}"),
+    }
+    let planted = dir.path().join("outside/planted");
+    assert!(matches!(
+        files.write(&planted, b"x", WriteMode::CreateNew),
+        Err(FileError::PermissionDenied(_))
+    ));
+    assert!(!planted.exists());
+    // Inside the workspace it works, and this thread (the test's) is not confined.
+    files
+        .write(&ws.join("in.txt"), b"in\n", WriteMode::CreateNew)
+        .unwrap();
+    assert_eq!(files.read(&ws.join("in.txt"), 1024).unwrap(), b"in\n");
+    assert_eq!(
+        std::fs::read_to_string(&secret).unwrap(),
+        "DECOY-SECRET-4711\n"
+    );
+}
+
+#[test]
+fn a_low_open_files_limit_moves_the_stderr_pipe_below_it_or_fails_the_start() {
+    let (dir, ws) = setup();
+    let outputs = dir.path().join("outputs");
+    let outputs = outputs.to_str().unwrap();
+    let mut serve = Serve::start(
+        dir.path(),
+        &ws,
+        &[
+            "--tools",
+            "code-execution",
+            "--outputs",
+            outputs,
+            "--open-files",
+            "16",
+        ],
+    );
+    writeln!(
+        serve.stdin.as_mut().unwrap(),
+        "{}",
+        json!({"type": "server_tool_use", "id": "f1", "name": "bash_code_execution",
+               "input": {"command": "echo o; echo e >&2"}})
+    )
+    .unwrap();
+    let r = serve.answer();
+    assert_eq!(r["content"]["stdout"], "o\n", "{r}");
+    assert_eq!(r["content"]["stderr"], "e\n", "{r}");
+    let out = Command::new(bin())
+        .args([
+            "serve",
+            "--tools",
+            "code-execution",
+            "--open-files",
+            "3",
+            "--policy",
+        ])
+        .arg(dir.path().join("policy.toml"))
+        .arg("--cwd")
+        .arg(&ws)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("open-files limit of 3"), "{stderr}");
+}

@@ -55,8 +55,11 @@ struct Served {
 fn serve(dir: &Path, ws: &Path, extra: &[&str], lines: &[String]) -> Served {
     let mut child = bin()
         .arg("serve")
-        .arg("--policy")
-        .arg(dir.join("policy.toml"))
+        .args(if extra.contains(&"--policy") {
+            vec![]
+        } else {
+            vec!["--policy".into(), dir.join("policy.toml").into_os_string()]
+        })
         .arg("--cwd")
         .arg(ws)
         .args(if extra.contains(&"--timeout") {
@@ -656,4 +659,311 @@ fn serve_ask_allow_and_deny() {
         .unwrap()
         .contains("No one can approve"));
     assert!(!ws.join("a.txt").exists());
+}
+
+// ---------------------------------------------------------------------------------------
+// The code execution and text editor shapes (`serve --tools`).
+
+fn server_tool_use(id: &str, name: &str, input: Value) -> String {
+    line(json!({"type": "server_tool_use", "id": id, "name": name, "input": input}))
+}
+
+fn code(id: &str, command: &str) -> String {
+    server_tool_use(id, "bash_code_execution", json!({ "command": command }))
+}
+
+/// The answer with each `file_id` replaced by `FILE_ID`, and the ids in order.
+fn without_file_ids(mut answer: Value) -> (Value, Vec<String>) {
+    let mut ids = Vec::new();
+    if let Some(files) = answer["content"]["content"].as_array_mut() {
+        for f in files {
+            ids.push(f["file_id"].as_str().unwrap().to_string());
+            f["file_id"] = json!("FILE_ID");
+        }
+    }
+    (answer, ids)
+}
+
+#[test]
+fn code_execution_under_the_developer_policy_answers_its_documented_shapes() {
+    let (dir, ws) = setup();
+    let outputs = dir.path().join("outputs");
+    let out = serve(
+        dir.path(),
+        &ws,
+        &[
+            "--policy", "developer", "--tools", "bash,code-execution", "--at-eof", "finish",
+            "--outputs", outputs.to_str().unwrap(),
+        ],
+        &[
+            code("s1", "ls \"$OUTPUT_DIR\"; echo out; echo err >&2; echo report > \"$OUTPUT_DIR/report.txt\"; \
+                        echo a,b > \"$OUTPUT_DIR/data.csv\"; mkdir \"$OUTPUT_DIR/sub\"; ls \"$OUTPUT_DIR\""),
+            code("s2", "ls \"$OUTPUT_DIR\"; ls nope"),
+            code("s3", "sleep 5"),
+            code("s4", "echo after"),
+            server_tool_use("s5", "bash_code_execution", json!({"command": 5})),
+            code("s6", "cat /etc/shadow"),
+            line(tool_use("b7", json!({"command": "echo out; echo err >&2"}))),
+        ],
+    );
+    assert_eq!(out.answers.len(), 7, "{}", out.stderr);
+    let (first, ids) = without_file_ids(out.answers[0].clone());
+    assert_eq!(
+        first,
+        json!({"type": "bash_code_execution_tool_result", "tool_use_id": "s1", "content": {
+        "type": "bash_code_execution_result",
+        "stdout": "out\ndata.csv\nreport.txt\nsub\n",
+        "stderr": "err\nshellgate: $OUTPUT_DIR/sub: a directory (only top-level files are returned): not returned\n",
+        "return_code": 0,
+        "content": [
+            {"type": "bash_code_execution_output", "file_id": "FILE_ID"},
+            {"type": "bash_code_execution_output", "file_id": "FILE_ID"},
+        ]}})
+    );
+    // Each file_id names files/FILE_ID/NAME under --outputs.
+    let found: Vec<(String, String)> = ids
+        .iter()
+        .map(|id| {
+            assert!(id.starts_with("file_") && id.len() == 37, "{id}");
+            let entries: Vec<_> = std::fs::read_dir(outputs.join("files").join(id))
+                .unwrap()
+                .flatten()
+                .collect();
+            assert_eq!(entries.len(), 1);
+            let name = entries[0].file_name().to_string_lossy().into_owned();
+            (name, std::fs::read_to_string(entries[0].path()).unwrap())
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("data.csv".to_string(), "a,b\n".to_string()),
+            ("report.txt".to_string(), "report\n".to_string())
+        ]
+    );
+    // A fresh $OUTPUT_DIR each call: empty again, and the calls' directories are gone.
+    assert_eq!(
+        out.answers[1],
+        json!({"type": "bash_code_execution_tool_result", "tool_use_id": "s2", "content": {
+        "type": "bash_code_execution_result", "stdout": "",
+        "stderr": "ls: cannot access 'nope': No such file or directory\n", "return_code": 2, "content": []}})
+    );
+    assert_eq!(std::fs::read_dir(outputs.join("calls")).unwrap().count(), 0);
+    assert_eq!(
+        out.answers[2],
+        json!({"type": "bash_code_execution_tool_result", "tool_use_id": "s3", "content": {
+        "type": "bash_code_execution_tool_result_error", "error_code": "execution_time_exceeded",
+        "error_message": "command timed out after 2 seconds (the bash session was restarted: working directory, variables and background jobs are reset)"}})
+    );
+    assert_eq!(
+        out.answers[3]["content"]["stdout"], "after\n",
+        "the session restarted"
+    );
+    assert_eq!(
+        out.answers[4],
+        json!({"type": "bash_code_execution_tool_result", "tool_use_id": "s5", "content": {
+        "type": "bash_code_execution_tool_result_error", "error_code": "invalid_tool_input",
+        "error_message": "invalid input: `command` must be a string"}})
+    );
+    assert_eq!(
+        out.answers[5],
+        json!({"type": "bash_code_execution_tool_result", "tool_use_id": "s6", "content": {
+        "type": "bash_code_execution_tool_result_error", "error_code": "invalid_tool_input",
+        "error_message": "This command was refused by the shellgate policy and was not run.\n- [path-read-outside] reading `/etc/shadow` is outside the allowed paths: reads must stay inside the workspace (at `/etc/shadow`; rule `paths.read`)"}})
+    );
+    // The bash tool beside it still interleaves stdout and stderr.
+    assert_eq!(
+        out.answers[6],
+        json!({"type": "tool_result", "tool_use_id": "b7", "content": "out\nerr\n", "is_error": false})
+    );
+}
+
+#[test]
+fn code_execution_limits_answer_too_many_requests_and_output_file_too_large() {
+    let (dir, ws) = setup();
+    let out = serve(
+        dir.path(),
+        &ws,
+        &[
+            "--policy", "developer", "--tools", "bash,text-editor,code-execution", "--at-eof", "finish",
+            "--max-calls-per-minute", "3", "--max-output-file-bytes", "10",
+        ],
+        &[
+            code("l1", "echo 0123456789abcdef > \"$OUTPUT_DIR/big.txt\"; echo small > \"$OUTPUT_DIR/s.txt\""),
+            code("l2", "echo 012345678 > \"$OUTPUT_DIR/fits.txt\""),
+            line(tool_use("l3", json!({"command": "echo ok"}))),
+            code("l4", "echo over"),
+            server_tool_use("l5", "text_editor_code_execution", json!({"command": "view", "path": "."})),
+            line(json!({"type": "tool_use", "id": "l6", "name": "str_replace_based_edit_tool", "input": {"command": "view", "path": "."}})),
+        ],
+    );
+    assert_eq!(
+        out.answers[0],
+        json!({"type": "bash_code_execution_tool_result", "tool_use_id": "l1", "content": {
+        "type": "bash_code_execution_tool_result_error", "error_code": "output_file_too_large",
+        "error_message": "`big.txt` in $OUTPUT_DIR is 17 bytes, more than the 10-byte limit; no file was returned"}})
+    );
+    assert_eq!(
+        out.answers[1]["content"]["content"]
+            .as_array()
+            .map(Vec::len),
+        Some(1),
+        "{}",
+        out.answers[1]
+    );
+    assert_eq!(out.answers[2]["is_error"], false);
+    let limit = "too many requests: at most 3 calls per minute are answered; wait and try again";
+    assert_eq!(
+        out.answers[3],
+        json!({"type": "bash_code_execution_tool_result", "tool_use_id": "l4", "content": {
+        "type": "bash_code_execution_tool_result_error", "error_code": "too_many_requests", "error_message": limit}})
+    );
+    assert_eq!(
+        out.answers[4],
+        json!({"type": "text_editor_code_execution_tool_result", "tool_use_id": "l5", "content": {
+        "type": "text_editor_code_execution_tool_result_error", "error_code": "too_many_requests", "error_message": limit}})
+    );
+    assert_eq!(
+        out.answers[5],
+        json!({"type": "tool_result", "tool_use_id": "l6", "is_error": true, "content": format!("Error: {limit}")})
+    );
+}
+
+#[test]
+fn the_text_editor_is_served_under_the_same_policy_as_bash() {
+    let (dir, ws) = setup();
+    std::fs::write(ws.join("notes.txt"), "alpha\nbeta\n").unwrap();
+    std::os::unix::fs::symlink(dir.path().join("policy.toml"), ws.join("policy-link")).unwrap();
+    let edit = |id: &str, input: Value| {
+        line(
+            json!({"type": "tool_use", "id": id, "name": "str_replace_based_edit_tool", "input": input}),
+        )
+    };
+    let out = serve(
+        dir.path(),
+        &ws,
+        &[
+            "--policy",
+            "developer",
+            "--tools",
+            "text-editor",
+            "--at-eof",
+            "finish",
+        ],
+        &[
+            edit("e1", json!({"command": "view", "path": "notes.txt"})),
+            edit(
+                "e2",
+                json!({"command": "str_replace", "path": "notes.txt", "old_str": "beta", "new_str": "gamma"}),
+            ),
+            edit("e3", json!({"command": "view", "path": "policy-link"})),
+            edit(
+                "e4",
+                json!({"command": "create", "path": ".claude/settings.json", "file_text": "{}"}),
+            ),
+            line(tool_use("e5", json!({"command": "echo hi"}))),
+        ],
+    );
+    assert_eq!(
+        out.answers[0],
+        json!({"type": "tool_result", "tool_use_id": "e1", "content": "     1\talpha\n     2\tbeta\n", "is_error": false})
+    );
+    assert_eq!(out.answers[1]["is_error"], false, "{}", out.answers[1]);
+    assert_eq!(
+        std::fs::read_to_string(ws.join("notes.txt")).unwrap(),
+        "alpha\ngamma\n"
+    );
+    let real = dir.path().canonicalize().unwrap().join("policy.toml");
+    assert_eq!(
+        out.answers[2],
+        json!({"type": "tool_result", "tool_use_id": "e3", "is_error": true, "content": format!(
+        "Error: `view` of `policy-link` was refused by the shellgate policy (reads of this path must be allowed); nothing was read.\n\
+         - [path-read-outside] reading `{}` is outside the allowed paths: reads must stay inside the workspace (rule `paths.read`)", real.display())})
+    );
+    let protected = out.answers[3]["content"].as_str().unwrap();
+    assert!(
+        protected.contains("[path-write-protected]")
+            && protected.contains("rule `paths.protected`"),
+        "{protected}"
+    );
+    assert!(!ws.join(".claude").exists());
+    assert_eq!(
+        out.answers[4]["content"],
+        "Error: unknown tool \"bash\"; the tools here are \"str_replace_based_edit_tool\""
+    );
+}
+
+#[test]
+fn an_unknown_tool_name_in_tools_is_a_usage_error() {
+    let (dir, ws) = setup();
+    let out = bin()
+        .args(["serve", "--tools", "bash,python", "--cwd"])
+        .arg(&ws)
+        .arg("--policy")
+        .arg(dir.path().join("policy.toml"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("unknown tool \"python\": expected bash, text-editor or code-execution"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn the_temporary_outputs_directory_goes_at_end_of_input_and_on_sigterm() {
+    let (dir, ws) = setup();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let outputs_left = || {
+        std::fs::read_dir(&tmp)
+            .unwrap()
+            .flatten()
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with("shellgate-outputs-")
+            })
+            .count()
+    };
+    for signal in [false, true] {
+        let mut child = bin()
+            .args(["serve", "--tools", "code-execution", "--cwd"])
+            .arg(&ws)
+            .arg("--policy")
+            .arg(dir.path().join("policy.toml"))
+            .env("TMPDIR", &tmp)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        writeln!(stdin, "{}", code("t", "echo hi")).unwrap();
+        let mut answer = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut answer)
+            .unwrap();
+        assert!(answer.contains("bash_code_execution_result"), "{answer}");
+        assert_eq!(
+            outputs_left(),
+            1,
+            "the outputs directory exists while serve runs"
+        );
+        if signal {
+            let pid = child.id().to_string();
+            assert!(Command::new("kill")
+                .args(["-TERM", &pid])
+                .status()
+                .unwrap()
+                .success());
+        } else {
+            drop(stdin);
+        }
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(if signal { 143 } else { 0 }));
+        assert_eq!(outputs_left(), 0, "left behind (signal: {signal})");
+    }
 }

@@ -582,3 +582,117 @@ fn the_launcher_confines_and_contains_the_shell() {
     drop(s);
     assert!(!tmp.exists(), "the private TMPDIR outlived the session");
 }
+
+// ---------------------------------------------------------------------------------------
+// Code execution calls: stderr apart, `$OUTPUT_DIR` set for the call.
+
+#[track_caller]
+fn code(s: &mut BashSession, cmd: &str, dir: &Path) -> shellgate::middleware::CodeOutput {
+    match s.run_code(cmd, dir) {
+        Ok(out) => out,
+        Err(e) => panic!("{cmd:?} failed: {e}"),
+    }
+}
+
+fn both(out: &shellgate::middleware::CodeOutput) -> (String, String, Option<i32>) {
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status,
+    )
+}
+
+#[test]
+fn code_calls_capture_stderr_apart_with_their_own_output_dir() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("out one"); // a space, to be quoted right
+    std::fs::create_dir(&out_dir).unwrap();
+    let mut s = session(dir.path());
+    let out = code(&mut s, "echo o; echo e >&2; printf partial >&2; echo \"$OUTPUT_DIR\"; exit_code=7; (exit $exit_code)", &out_dir);
+    assert_eq!(
+        both(&out),
+        (
+            format!("o\n{}\n", out_dir.display()),
+            "e\npartial".to_string(),
+            Some(7)
+        )
+    );
+    // The bash tool still interleaves, and the variable is the last call's until the next.
+    let out = ok(&mut s, "echo a; echo b >&2");
+    assert_eq!(text(&out), "a\nb\n");
+    // A here-document, a quote or the sentinel's look-alike in the command cannot fake the
+    // end lines of either stream.
+    let out = code(
+        &mut s,
+        "echo 'SG_END_x 0 / SG_END_x' >&2; cat <<'EOF'\nbody\nEOF",
+        &out_dir,
+    );
+    assert_eq!(
+        both(&out),
+        (
+            "body\n".to_string(),
+            "SG_END_x 0 / SG_END_x\n".to_string(),
+            Some(0)
+        )
+    );
+}
+
+#[test]
+fn background_stderr_between_code_calls_is_not_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = session(dir.path());
+    let out = code(
+        &mut s,
+        "(echo bg-early >&2; sleep 0.3; echo bg-late >&2) & echo started",
+        dir.path(),
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "started\n");
+    std::thread::sleep(Duration::from_millis(600));
+    let out = code(&mut s, "echo next >&2", dir.path());
+    assert_eq!(both(&out), (String::new(), "next\n".to_string(), Some(0)));
+}
+
+#[test]
+fn a_readonly_output_dir_stops_the_call_and_a_closed_stderr_pipe_restarts_the_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = session(dir.path());
+    ok(&mut s, "readonly OUTPUT_DIR=/etc");
+    let out = code(&mut s, "echo ran > \"$OUTPUT_DIR/x\"", dir.path());
+    assert_eq!(out.status, Some(125));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("OUTPUT_DIR cannot be set"),
+        "{out:?}"
+    );
+    assert!(!Path::new("/etc/x").exists());
+    let s_pid = s.pid();
+    ok(&mut s, "exec 62>&-");
+    let out = code(&mut s, "echo still", dir.path());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("the rest of stderr was lost"),
+        "{out:?}"
+    );
+    assert_ne!(s.pid(), s_pid, "the session was restarted");
+    let out = code(&mut s, "echo fine; echo err >&2", dir.path());
+    assert_eq!(
+        both(&out),
+        ("fine\n".to_string(), "err\n".to_string(), Some(0))
+    );
+}
+
+#[test]
+fn a_code_call_that_times_out_restarts_the_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = session(dir.path());
+    let before = s.pid();
+    match s.run_code("echo begun; sleep 10", dir.path()) {
+        Err(ExecError::Timeout {
+            output, restarted, ..
+        }) => {
+            assert!(restarted);
+            assert_eq!(String::from_utf8_lossy(&output), "begun\n");
+        }
+        other => panic!("expected a timeout, got {other:?}"),
+    }
+    assert_ne!(s.pid(), before);
+    assert_eq!(both(&code(&mut s, "echo ok", dir.path())).0, "ok\n");
+}

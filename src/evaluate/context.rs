@@ -16,6 +16,9 @@ pub struct Context {
     /// Whether what runs is confined by the kernel sandbox (rules of `[sandbox.programs]`
     /// apply only when it is).
     pub sandbox: SandboxState,
+    /// The `$OUTPUT_DIR` of a code execution call, which `{output_dir}` in path rules and
+    /// `$OUTPUT_DIR` in commands stand for; `None` elsewhere (then neither is known).
+    pub output_dir: Option<PathBuf>,
 }
 
 impl Context {
@@ -31,6 +34,7 @@ impl Context {
             workspace: vec![root],
             home: absolute(&home),
             sandbox: SandboxState::Off,
+            output_dir: None,
         }
     }
 
@@ -41,6 +45,7 @@ impl Context {
             workspace: vec![PathBuf::from("/workspace")],
             home: PathBuf::from("/home/user"),
             sandbox: SandboxState::Off,
+            output_dir: None,
         }
     }
 

@@ -36,7 +36,7 @@ use crate::shell::{self, Span};
 
 pub use context::Context;
 pub use decision::{Decision, Reason};
-pub use paths::{normalize, resolve, Resolved};
+pub use paths::{check_file_access, normalize, real_path, resolve, FileAccess, Resolved};
 pub use sandbox::SandboxState;
 pub use scripts::{check_awk, check_sed};
 use walk::is_identifier;
@@ -144,6 +144,7 @@ impl<'a> Eval<'a> {
         shell::Known {
             pwd_splits: self.cwds.iter().any(|d| splits(d)),
             home_splits: splits(&self.ctx.home),
+            output_dir_splits: self.ctx.output_dir.as_deref().map(splits),
         }
     }
 

@@ -8,9 +8,10 @@ use std::path::{Component, Path, PathBuf};
 
 use globset::{GlobBuilder, GlobMatcher};
 
-use super::Context;
-use crate::policy::{PathAnchor, PathPattern, PathRules};
-use crate::shell::{is_plain, is_pwd, Known, Word, WordPart};
+use super::{Context, Decision, Eval, Reason};
+use crate::codes::ReasonCode;
+use crate::policy::{PathAnchor, PathPattern, PathRules, Policy, Verdict};
+use crate::shell::{is_plain, is_pwd, Known, Span, Word, WordPart};
 
 /// A path argument after resolution.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,6 +42,7 @@ pub fn resolve(word: &Word, ctx: &Context, cwd: &Path) -> Resolved {
     let unquoted_known = match word.parts.first() {
         Some(WordPart::Param(p)) if is_plain(p, "HOME") => Some(ctx.home.as_path()),
         Some(WordPart::Param(p)) if is_plain(p, "PWD") => Some(cwd),
+        Some(WordPart::Param(p)) if is_plain(p, "OUTPUT_DIR") => ctx.output_dir.as_deref(),
         Some(WordPart::CommandSubst(s)) if is_pwd(s) => Some(cwd),
         _ => None,
     };
@@ -59,6 +61,10 @@ pub fn resolve(word: &Word, ctx: &Context, cwd: &Path) -> Resolved {
         }
         Some(WordPart::Param(p)) if is_plain(p, "HOME") => (Some(ctx.home.clone()), &flat[1..]),
         Some(WordPart::Param(p)) if is_plain(p, "PWD") => (Some(cwd.to_path_buf()), &flat[1..]),
+        // A code execution call's `$OUTPUT_DIR`, set afresh before each call.
+        Some(WordPart::Param(p)) if is_plain(p, "OUTPUT_DIR") && ctx.output_dir.is_some() => {
+            (ctx.output_dir.clone(), &flat[1..])
+        }
         Some(WordPart::CommandSubst(s)) if is_pwd(s) => (Some(cwd.to_path_buf()), &flat[1..]),
         _ => (None, &flat[..]),
     };
@@ -207,6 +213,7 @@ fn anchors(anchor: PathAnchor, ctx: &Context) -> Vec<&Path> {
         PathAnchor::Workspace => ctx.workspace.iter().map(PathBuf::as_path).collect(),
         PathAnchor::Home => vec![ctx.home.as_path()],
         PathAnchor::Root => vec![Path::new("/")],
+        PathAnchor::OutputDir => ctx.output_dir.iter().map(PathBuf::as_path).collect(),
     }
 }
 
@@ -232,6 +239,7 @@ fn literal_prefixes(pattern: &PathPattern, ctx: &Context) -> Vec<PathBuf> {
         _ => pattern
             .text
             .trim_start_matches("{workspace}")
+            .trim_start_matches("{output_dir}")
             .trim_start_matches("{home}")
             .trim_start_matches('~')
             .trim_start_matches('/'),
@@ -381,6 +389,7 @@ fn protected_glob_hit<'p>(rules: &'p PathRules, components: &[String]) -> Option
         let rest = p
             .text
             .trim_start_matches("{workspace}")
+            .trim_start_matches("{output_dir}")
             .trim_start_matches("{home}");
         let names: Vec<&str> = rest
             .split('/')
@@ -410,9 +419,176 @@ fn component_matches(pattern: &str, glob: Option<&GlobMatcher>, name: &str) -> b
     glob.map_or(true, |g| g.is_match(name))
 }
 
+/// What a file tool does with a path: `view` reads; `create`, `str_replace` and `insert`
+/// write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileAccess {
+    /// Reading a file or listing a directory.
+    Read,
+    /// Creating or changing a file.
+    Write,
+}
+
+/// Decide a file tool's access to `path` (relative paths are relative to `ctx.cwd`) with the
+/// same `[paths]` rules, reason codes, rules and messages as a shell command reading or
+/// writing that path (`path-read-outside`, `path-write-denied`, `path-write-protected`, ...).
+///
+/// The path is taken literally (no `~`, no variables) and normalised lexically, as the shell
+/// checks do. A file tool then opens the file itself, so unlike a command's path the real
+/// path is checked too: the longest existing prefix with its symlinks resolved, followed by
+/// the rest. Both must be allowed; a symlink that leaves the allowed paths is refused with
+/// the reason for its target.
+///
+/// ```
+/// use shellgate::evaluate::{check_file_access, FileAccess};
+/// use shellgate::{Context, Policy};
+///
+/// let policy = Policy::from_toml("[paths]\nread = [\"{workspace}/**\"]\n", "p.toml")?;
+/// let ctx = Context::new("/srv/project");
+/// assert!(check_file_access(&policy, &ctx, "src/main.rs", FileAccess::Read).is_allowed());
+/// let refused = check_file_access(&policy, &ctx, "/etc/passwd", FileAccess::Read);
+/// assert_eq!(refused.reasons[0].code, "path-read-outside");
+/// # Ok::<(), shellgate::PolicyError>(())
+/// ```
+pub fn check_file_access(
+    policy: &Policy,
+    ctx: &Context,
+    path: &str,
+    access: FileAccess,
+) -> Decision {
+    let write = access == FileAccess::Write;
+    let word = |text: &str| Word {
+        span: Span::new(0, path.len()),
+        parts: vec![WordPart::Literal(text.to_string())],
+    };
+    let mut ev = Eval::new(policy, ctx, path);
+    let checked = ev.path(&word(path), write);
+    if checked.is_some() && !path.is_empty() {
+        let lexical = normalize(&ctx.cwd.join(path));
+        let real = real_path(&lexical);
+        if real != lexical {
+            match real.to_str() {
+                Some(text) => {
+                    ev.path(&word(text), write);
+                }
+                None => ev.reasons.push(Reason {
+                    code: ReasonCode::PathUnresolved.as_str(),
+                    verdict: Verdict::Deny,
+                    rule: None,
+                    message: format!(
+                        "the path cannot be resolved: `{}` leads through a symlink to a name \
+                         that is not UTF-8",
+                        lexical.display()
+                    ),
+                    span: Span::new(0, path.len()),
+                }),
+            }
+        }
+    }
+    ev.finish()
+}
+
+/// The path a file tool opens for `path` (absolute, normalised): every symlink resolved, dangling ones included (a
+/// write through a dangling symlink creates its target): existing components are followed
+/// as the kernel would, the first missing one and those after it are kept as they are.
+/// After 40 symlinks the rest is kept unresolved under `/proc/self/loop` (never allowed).
+pub fn real_path(path: &Path) -> PathBuf {
+    let mut todo: Vec<std::ffi::OsString> = path
+        .components()
+        .rev()
+        .filter_map(|c| match c {
+            Component::Normal(n) => Some(n.to_os_string()),
+            Component::ParentDir => Some("..".into()),
+            _ => None,
+        })
+        .collect();
+    let mut cur = PathBuf::from("/");
+    let mut hops = 0;
+    while let Some(c) = todo.pop() {
+        if c == ".." {
+            cur.pop(); // `cur` holds no symlink: its parent is what `..` is
+            continue;
+        }
+        let candidate = cur.join(&c);
+        match std::fs::symlink_metadata(&candidate) {
+            Ok(m) if m.file_type().is_symlink() => {
+                hops += 1;
+                let Some(target) = std::fs::read_link(&candidate).ok().filter(|_| hops <= 40)
+                else {
+                    return PathBuf::from("/proc/self/loop");
+                };
+                // The target's components come next, resolved from `cur` (or from `/`).
+                if target.is_absolute() {
+                    cur = PathBuf::from("/");
+                }
+                for t in target.components().rev() {
+                    match t {
+                        Component::Normal(n) => todo.push(n.to_os_string()),
+                        Component::ParentDir => todo.push("..".into()),
+                        _ => {}
+                    }
+                }
+            }
+            Ok(_) => cur = candidate,
+            Err(_) => {
+                cur.push(&c);
+                while let Some(rest) = todo.pop() {
+                    if rest == ".." {
+                        cur.pop();
+                    } else {
+                        cur.push(rest);
+                    }
+                }
+                return cur;
+            }
+        }
+    }
+    cur
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn real_path_follows_relative_dangling_and_looping_symlinks() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("ws/sub")).unwrap();
+        std::fs::create_dir_all(root.join("out")).unwrap();
+        let link = |target: &str, name: &str| {
+            std::os::unix::fs::symlink(target, root.join(name)).unwrap();
+        };
+        link("../../out", "ws/sub/up");
+        link("../out/new", "ws/dangling");
+        link("loop2", "ws/loop1");
+        link("loop1", "ws/loop2");
+        assert_eq!(real_path(&root.join("ws/sub/up/f")), root.join("out/f"));
+        assert_eq!(real_path(&root.join("ws/dangling")), root.join("out/new"));
+        assert_eq!(
+            real_path(&root.join("ws/missing/../sub")),
+            root.join("ws/sub")
+        );
+        assert_eq!(
+            real_path(&root.join("ws/loop1")),
+            PathBuf::from("/proc/self/loop")
+        );
+        let policy = Policy::from_toml(
+            "[paths]\nread = [\"{workspace}/**\"]\nwrite = [\"{workspace}/**\"]\n",
+            "p.toml",
+        )
+        .unwrap();
+        let ctx = Context::new(root.join("ws"));
+        for (path, access) in [
+            ("sub/up/f", FileAccess::Read),
+            ("dangling", FileAccess::Write),
+            ("loop1", FileAccess::Read),
+        ] {
+            let d = check_file_access(&policy, &ctx, path, access);
+            assert_eq!(d.verdict, Verdict::Deny, "{path}: {d:?}");
+        }
+        assert!(check_file_access(&policy, &ctx, "sub/new.txt", FileAccess::Write).is_allowed());
+    }
 
     #[test]
     fn normalize_resolves_dots_lexically() {

@@ -1,8 +1,10 @@
 //! The audit log: one JSON object per line for each call the [`Guard`](super::Guard) handles.
 //!
-//! Each line has: `time` (UTC, RFC 3339), `tool_use_id`, `action` (`command`, `restart` or
-//! `invalid`), `command` (after the guard's [`OutputFilter`](super::OutputFilter), so a secret
-//! typed into a command is redacted like one printed by it), `verdict` and `reasons` (stable
+//! Each line has: `time` (UTC, RFC 3339), `tool_use_id`, `action` (`command`, `restart`,
+//! `invalid`; `code` for a code execution command; `view`, `create`, `str_replace` or
+//! `insert` for a file operation, whose path is the `command`; `rate-limited`), `command`
+//! (after the guard's [`OutputFilter`](super::OutputFilter), so a secret typed into a command
+//! is redacted like one printed by it), `verdict` and `reasons` (stable
 //! reason codes), `approved` (for `ask`), `exit_status`, `error` (an
 //! [`ExecError::code`](super::ExecError::code)), `is_error`, `duration_ms`, `output_bytes`
 //! (raw output the executor returned), `dropped_bytes` (discarded by its cap) and

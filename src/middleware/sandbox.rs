@@ -39,6 +39,7 @@ use landlock::{
 use nix::sys::resource::{setrlimit, Resource};
 use nix::sys::signal::Signal;
 
+use crate::codes::ReasonCode;
 use crate::evaluate::{Context, SandboxState};
 use crate::policy::sandbox::{SandboxLimits, SandboxMode, SandboxRoot};
 use crate::policy::{PathAnchor, Policy};
@@ -62,7 +63,7 @@ impl SandboxError {
     /// The stable reason code.
     pub fn code(&self) -> &'static str {
         match self {
-            SandboxError::Unavailable(_) => "sandbox-unavailable",
+            SandboxError::Unavailable(_) => ReasonCode::SandboxUnavailable.as_str(),
             SandboxError::Setup(_) => "sandbox-setup",
         }
     }
@@ -188,6 +189,7 @@ fn pattern_roots(anchor: PathAnchor, text: &str, ctx: &Context) -> Vec<PathBuf> 
             .strip_prefix("{home}")
             .or_else(|| text.strip_prefix('~')),
         PathAnchor::Root => Some(text),
+        PathAnchor::OutputDir => text.strip_prefix("{output_dir}"),
     }
     .unwrap_or("");
     let literal: Vec<&str> = rest
@@ -219,6 +221,8 @@ fn bases(anchor: PathAnchor, ctx: &Context) -> Vec<PathBuf> {
         PathAnchor::Workspace => ctx.workspace.clone(),
         PathAnchor::Home => vec![ctx.home.clone()],
         PathAnchor::Root => vec![PathBuf::from("/")],
+        // The directory every call's `$OUTPUT_DIR` is made in, when the session has one.
+        PathAnchor::OutputDir => ctx.output_dir.iter().cloned().collect(),
     }
 }
 
@@ -427,6 +431,12 @@ fn restrict(spec: &SandboxSpec, tmp: Option<&Path>) -> Result<(), SandboxError> 
         )));
     }
     Ok(())
+}
+
+/// Confine the calling thread (only it, and what it starts) with Landlock to `spec`'s roots:
+/// the file tool's worker ([`super::files::LocalFiles::confined`]). No temporary directory.
+pub(crate) fn restrict_this_thread(spec: &SandboxSpec) -> Result<(), SandboxError> {
+    restrict(spec, None)
 }
 
 /// What Landlock cannot express, with seccomp (no `network`): `socket()` for UDP and raw

@@ -78,6 +78,9 @@ pub enum PathAnchor {
     Home,
     /// `/`: an absolute path.
     Root,
+    /// `{output_dir}`: the fresh per-call `$OUTPUT_DIR` of a code execution call; matches
+    /// nothing when the evaluation context has none.
+    OutputDir,
 }
 
 /// One path pattern of `[paths]`.

@@ -39,6 +39,9 @@ pub struct Known {
     /// `$HOME` / `${HOME}` is the context's home directory; `true` when it holds `$IFS`
     /// whitespace or glob characters.
     pub home_splits: bool,
+    /// `$OUTPUT_DIR` / `${OUTPUT_DIR}` is a code execution call's output directory when
+    /// `Some`; `Some(true)` when it holds `$IFS` whitespace or glob characters.
+    pub output_dir_splits: Option<bool>,
 }
 
 impl Known {
@@ -211,6 +214,11 @@ fn pieces_of<'a>(
                 out.push(path_piece(quoted, known.pwd_splits, p.span));
             } else if is_plain(p, "HOME") {
                 out.push(path_piece(quoted, known.home_splits, p.span));
+            } else if let Some(splits) = known
+                .output_dir_splits
+                .filter(|_| is_plain(p, "OUTPUT_DIR"))
+            {
+                out.push(path_piece(quoted, splits, p.span));
             } else if quoted {
                 out.push(Piece::Opaque);
             } else {
@@ -337,6 +345,7 @@ mod tests {
         let split = Known {
             pwd_splits: true,
             home_splits: false,
+            output_dir_splits: None,
         };
         assert!(c.words[1].fields(&split).is_many());
     }

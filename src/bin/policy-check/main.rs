@@ -210,8 +210,9 @@ enum Cmd {
         #[arg(last = true, required = true)]
         command: Vec<String>,
     },
-    /// Serve the bash tool: tool_use blocks (or whole assistant messages) as JSON lines on
-    /// stdin, one answer line each on stdout, one bash session kept across lines.
+    /// Serve the bash tool (and with --tools the text editor and code execution shapes):
+    /// tool_use blocks (or whole assistant messages) as JSON lines on stdin, one answer line
+    /// each on stdout, one bash session kept across lines.
     Serve {
         #[command(flatten)]
         policy: PolicyArgs,
@@ -237,6 +238,8 @@ enum Cmd {
         /// run with an error; `finish` answers every line already read first.
         #[arg(long, value_enum, default_value = "stop")]
         at_eof: session_cmds::AtEof,
+        #[command(flatten)]
+        tools: session_cmds::ToolArgs,
     },
     /// Run a program inside the kernel sandbox (Landlock, limits, its own PID namespace),
     /// with rules from a policy: how serve and run start their shell.
@@ -388,19 +391,18 @@ fn run(cli: Cli) -> Result<u8, String> {
             ask_timeout,
             session,
             at_eof,
+            tools,
         } => {
             let policy = load(&policy)?;
             let ctx = context(cwd)?;
             let ask = (ask, ask_timeout);
-            session_cmds::serve_cmd(
-                &policy,
-                &ctx.cwd,
-                timeout,
-                audit.as_deref(),
+            let serve = session_cmds::ServeOptions {
+                audit: audit.as_deref(),
                 ask,
-                &session,
                 at_eof,
-            )
+                tools: &tools,
+            };
+            session_cmds::serve_cmd(&policy, &ctx.cwd, timeout, &session, serve)
         }
         Cmd::Sandbox(args) => sandbox_cmd::sandbox_cmd(args),
         Cmd::Redact {

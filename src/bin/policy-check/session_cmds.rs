@@ -4,8 +4,12 @@
 //! `serve` reads JSON lines on stdin and writes exactly one JSON line per input line:
 //! - a `tool_use` block → its `tool_result` block;
 //! - an object with a `content` array (an assistant message or a whole API response) → one
-//!   user message `{"role": "user", "content": [tool_result, ...]}` answering each `tool_use`
-//!   in it, in order (a tool other than `bash` gets an `is_error` result);
+//!   user message `{"role": "user", "content": [result, ...]}` answering each `tool_use` and
+//!   `server_tool_use` in it, in order (a tool not enabled by `--tools` gets an `is_error`
+//!   result);
+//! - with `--tools`, `str_replace_based_edit_tool` calls get a `tool_result`, and
+//!   `bash_code_execution` / `text_editor_code_execution` calls their typed results
+//!   (docs/serve.md);
 //! - anything else (malformed JSON, not UTF-8, a blank line, another kind of object) →
 //!   `{"type": "error", "error": {"type": "invalid_request_error", "message": "..."}}`.
 //!
@@ -37,7 +41,8 @@ use serde_json::Value;
 use shellgate::evaluate::SandboxState;
 use shellgate::middleware::sandbox::{self, SandboxSpec};
 use shellgate::middleware::{
-    contain, ApprovalRequest, AuditLog, BashSession, Guard, Launcher, Outcome, NOT_A_CALL,
+    contain, ApprovalRequest, AuditLog, BashSession, Guard, Launcher, LocalFiles, Outcome,
+    OutputFiles, ToolSet, NOT_A_CALL,
 };
 use shellgate::Policy;
 
@@ -58,6 +63,39 @@ pub struct SessionArgs {
     limits: super::sandbox_cmd::LimitArgs,
 }
 
+/// Which tool shapes `serve` answers, and their limits.
+#[derive(clap::Args)]
+pub struct ToolArgs {
+    /// The tools answered, comma-separated: `bash` (tool_use `bash`), `text-editor`
+    /// (`str_replace_based_edit_tool`), `code-execution` (`bash_code_execution` and
+    /// `text_editor_code_execution`). Calls of others get an error result.
+    #[arg(long, default_value = "bash", value_parser = ToolSet::parse)]
+    tools: ToolSet,
+    /// Answer at most N calls in any 60 seconds; others get `too_many_requests` (code
+    /// execution) or an `is_error` result.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    max_calls_per_minute: Option<u32>,
+    /// Where code execution calls get their `$OUTPUT_DIR` and where their files are kept
+    /// (`files/FILE_ID/NAME`; kept after exit). Default: a temporary directory removed at exit.
+    #[arg(long, value_name = "DIR")]
+    outputs: Option<std::path::PathBuf>,
+    /// Largest `$OUTPUT_DIR` file returned; a larger one answers `output_file_too_large`.
+    #[arg(long, value_name = "BYTES", default_value = "33554432")]
+    max_output_file_bytes: u64,
+}
+
+/// What `serve` adds to the session options.
+pub struct ServeOptions<'a> {
+    /// `--audit FILE`.
+    pub audit: Option<&'a Path>,
+    /// `--ask` and `--ask-timeout`.
+    pub ask: (Ask, Duration),
+    /// `--at-eof`.
+    pub at_eof: AtEof,
+    /// `--tools` and their limits.
+    pub tools: &'a ToolArgs,
+}
+
 /// What `serve` does at end of input.
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum AtEof {
@@ -66,6 +104,9 @@ pub enum AtEof {
     /// Answer every line already read, then exit.
     Finish,
 }
+
+/// serve's temporary outputs directory (no `--outputs`), removed by the signal handler too.
+static TEMP_OUTPUTS: std::sync::Mutex<Option<std::path::PathBuf>> = std::sync::Mutex::new(None);
 
 /// Set by the signal handler: the process is ending, whatever the main thread sees.
 static STOPPING: AtomicBool = AtomicBool::new(false);
@@ -83,6 +124,11 @@ fn handle_signals(what: &'static str) -> Result<(), String> {
     contain::on_termination_signals(move |sig| {
         STOPPING.store(true, Ordering::SeqCst);
         contain::end_all_sessions();
+        if let Ok(dir) = TEMP_OUTPUTS.lock() {
+            if let Some(d) = dir.as_ref() {
+                let _ = std::fs::remove_dir_all(d);
+            }
+        }
         eprintln!(
             "policy-check {what}: {sig}: the bash session and every process it started were              killed; the pending call, if any, was dropped unanswered"
         );
@@ -97,22 +143,84 @@ fn guard(
     timeout: Duration,
     args: &SessionArgs,
 ) -> Result<Guard<BashSession>, String> {
-    Guard::reference_with(policy.clone(), cwd, timeout, |config, ctx| {
+    guard_with(policy, cwd, timeout, args, None).map(|(g, _)| g)
+}
+
+/// The guard, with the sandbox spec it runs under (when it does), and `calls_dir` (the
+/// code execution calls' `$OUTPUT_DIR`s) among the sandbox's writable roots, also what
+/// `{output_dir}` stands for in the spec.
+fn guard_with(
+    policy: &Policy,
+    cwd: &Path,
+    timeout: Duration,
+    args: &SessionArgs,
+    calls_dir: Option<&Path>,
+) -> Result<(Guard<BashSession>, Option<SandboxSpec>), String> {
+    let mut used = None;
+    let guard = Guard::reference_with(policy.clone(), cwd, timeout, |config, ctx| {
         let mut config = config.keep_background(args.keep_background);
         if args.no_sandbox {
             ctx.sandbox = SandboxState::Off;
         } else {
             ctx.sandbox = sandbox::state_for(policy);
+            ctx.output_dir = calls_dir.map(Path::to_path_buf);
             let mut spec = SandboxSpec::from_policy(policy, ctx);
+            ctx.output_dir = None;
+            if let Some(dir) = calls_dir {
+                spec.write.push(dir.to_path_buf());
+            }
             spec.landlock = ctx.sandbox == SandboxState::Enforced;
             args.limits.apply(&mut spec);
             let program =
                 std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
+            used = Some(spec.clone());
             config = config.launcher(Launcher { program, spec });
         }
         Ok(config)
     })
-    .map_err(|e| e.to_string())
+    .map_err(|e| e.to_string())?;
+    Ok((guard, used))
+}
+
+/// serve's guard with the tool shapes of `tools`: the file tool confined by Landlock like the
+/// session when the sandbox enforces, code execution's files under `--outputs`.
+fn tool_guard(
+    policy: &Policy,
+    cwd: &Path,
+    timeout: Duration,
+    args: &SessionArgs,
+    tools: &ToolArgs,
+) -> Result<Guard<BashSession>, String> {
+    let outputs = if tools.tools.code_execution {
+        let o = match &tools.outputs {
+            Some(dir) => OutputFiles::new(dir),
+            None => OutputFiles::temporary().inspect(|o| {
+                if let Ok(mut t) = TEMP_OUTPUTS.lock() {
+                    *t = Some(o.root().to_path_buf());
+                }
+            }),
+        };
+        Some(o.map_err(|e| format!("cannot make the code execution outputs directory: {e}"))?)
+    } else {
+        None
+    };
+    let calls = outputs.as_ref().map(OutputFiles::calls_dir);
+    let (mut guard, spec) = guard_with(policy, cwd, timeout, args, calls.as_deref())?;
+    guard = guard.with_tools(tools.tools);
+    if tools.tools.text_editor || tools.tools.code_execution {
+        if let Some(spec) = spec.filter(|s| s.landlock) {
+            let files = LocalFiles::confined(&spec)
+                .map_err(|e| format!("cannot confine the file tool: {e}"))?;
+            guard = guard.with_files(files);
+        }
+    }
+    if let Some(o) = outputs {
+        guard = guard.with_output_files(o, tools.max_output_file_bytes);
+    }
+    if let Some(n) = tools.max_calls_per_minute {
+        guard = guard.with_rate_limit(n);
+    }
+    Ok(guard)
 }
 
 /// `policy-check serve`: JSON lines in, one JSON line out per line in (and, with
@@ -121,13 +229,17 @@ pub fn serve_cmd(
     policy: &Policy,
     cwd: &Path,
     timeout: Duration,
-    audit: Option<&Path>,
-    ask: (Ask, Duration),
     args: &SessionArgs,
-    at_eof: AtEof,
+    serve: ServeOptions<'_>,
 ) -> Result<u8, String> {
+    let ServeOptions {
+        audit,
+        ask,
+        at_eof,
+        tools,
+    } = serve;
     handle_signals("serve")?;
-    let mut guard = guard(policy, cwd, timeout, args)?;
+    let mut guard = tool_guard(policy, cwd, timeout, args, tools)?;
     if let Some(path) = audit {
         guard = guard.with_audit(AuditLog::open(path).map_err(|e| e.to_string())?);
     }

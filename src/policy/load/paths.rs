@@ -96,6 +96,8 @@ impl Loader {
         let loc = file.loc(item.span());
         let (anchor, rest) = if let Some(r) = text.strip_prefix("{workspace}") {
             (PathAnchor::Workspace, r)
+        } else if let Some(r) = text.strip_prefix("{output_dir}") {
+            (PathAnchor::OutputDir, r)
         } else if let Some(r) = text.strip_prefix("{home}") {
             (PathAnchor::Home, r)
         } else if let Some(r) = text.strip_prefix('~') {
@@ -105,7 +107,7 @@ impl Loader {
         } else {
             self.diag(
                 DiagnosticCode::PolicyInvalidPath,
-                format!("`{text}` must start with {{workspace}}, {{home}}, ~ or /"),
+                format!("`{text}` must start with {{workspace}}, {{home}}, {{output_dir}}, ~ or /"),
                 loc,
             );
             return None;

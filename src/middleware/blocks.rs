@@ -1,6 +1,7 @@
-//! The bash tool's message blocks, as the bash-tool documentation shapes them.
+//! The message blocks of a call and its answer: `tool_use` (and `server_tool_use`) in, the
+//! bash tool's input, `tool_result` blocks and the user message that carries them out.
 //!
-//! The model sends `{"type": "tool_use", "id": "toolu_..", "name": "bash", "input": {...}}`
+//! For the bash tool, as the bash-tool documentation shapes them: the model sends `{"type": "tool_use", "id": "toolu_..", "name": "bash", "input": {...}}`
 //! where `input` is `{"command": "..."}` or `{"restart": true}`; the application answers with
 //! `{"type": "tool_result", "tool_use_id": "toolu_..", "content": "...", "is_error": bool}`,
 //! every result of one turn in one user message, in order.
@@ -18,7 +19,7 @@ pub const BASH_TOOL_NAME: &str = "bash";
 /// A `tool_use` block from the model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolUse {
-    /// Always `"tool_use"`.
+    /// `"tool_use"`, or `"server_tool_use"` (the code execution tool's calls).
     #[serde(rename = "type")]
     pub kind: String,
     /// The id the result must quote (`toolu_...`).
@@ -42,22 +43,22 @@ impl ToolUse {
     }
 
     /// Read a `tool_use` block from JSON. Only the envelope is checked here (`type` is
-    /// `tool_use`, `id` and `name` are strings); the input is checked by
+    /// `tool_use` or `server_tool_use`, `id` and `name` are strings); the input is checked by
     /// [`BashInput::from_json`].
     pub fn from_json(value: &Value) -> Result<ToolUse, InputError> {
         let obj = value.as_object().ok_or(InputError::NotAnObject {
             what: "a tool_use block",
         })?;
-        match obj.get("type") {
-            Some(Value::String(t)) if t == "tool_use" => {}
+        let kind = match obj.get("type") {
+            Some(Value::String(t)) if t == "tool_use" || t == "server_tool_use" => t.clone(),
             Some(Value::String(t)) => return Err(InputError::NotToolUse { found: t.clone() }),
             _ => {
                 return Err(InputError::WrongType {
                     field: "type",
-                    expected: "the string \"tool_use\"",
+                    expected: "the string \"tool_use\" or \"server_tool_use\"",
                 })
             }
-        }
+        };
         let id = match obj.get("id") {
             Some(Value::String(s)) => s.clone(),
             _ => {
@@ -77,7 +78,7 @@ impl ToolUse {
             }
         };
         Ok(ToolUse {
-            kind: "tool_use".to_string(),
+            kind,
             id,
             name,
             input: obj.get("input").cloned().unwrap_or(Value::Null),
@@ -170,6 +171,20 @@ pub enum InputError {
         /// The tool name the model used.
         name: String,
     },
+    /// A `tool_use` for a tool this application does not have, where it has several.
+    #[error("Error: unknown tool {name:?}; the tools here are {available}")]
+    UnknownToolOf {
+        /// The tool name the model used.
+        name: String,
+        /// The tools there are, quoted, comma-separated.
+        available: String,
+    },
+    /// The call is refused before it is read: too many calls in the last minute.
+    #[error("Error: too many requests: at most {per_minute} calls per minute are answered; wait and try again")]
+    TooManyRequests {
+        /// The limit.
+        per_minute: u32,
+    },
     /// Input that is not JSON at all.
     #[error("Error: malformed JSON: {message}")]
     MalformedJson {
@@ -238,12 +253,12 @@ pub struct UserMessage {
     /// Always `"user"`.
     pub role: UserRole,
     /// The results.
-    pub content: Vec<ToolResult>,
+    pub content: Vec<super::ResultBlock>,
 }
 
 impl UserMessage {
     /// A user message with these results.
-    pub fn new(content: Vec<ToolResult>) -> UserMessage {
+    pub fn new(content: Vec<super::ResultBlock>) -> UserMessage {
         UserMessage {
             role: UserRole::User,
             content,

@@ -1,0 +1,183 @@
+//! `bash_code_execution` calls: evaluated with `{output_dir}` known, run with stdout and
+//! stderr apart in a fresh `$OUTPUT_DIR`, whose top-level files are captured
+//! ([`OutputFiles`]) and answered as a [`CodeExecutionResult`].
+
+use std::time::Instant;
+
+use serde_json::Value;
+
+use super::audit::AuditRecord;
+use super::blocks::BashInput;
+use super::outputs::{Capture, OutputFiles};
+use super::shapes::{
+    CodeExecutionContent, CodeExecutionErrorCode as Code, CodeExecutionResult,
+    CodeExecutionResultType, OutputFileRef, OutputFileType,
+};
+use super::{ExecError, Executor, Guard, Output};
+
+/// The largest `$OUTPUT_DIR` file returned by default (larger: `output_file_too_large`).
+pub(crate) const DEFAULT_MAX_OUTPUT_FILE_BYTES: u64 = 32 * 1024 * 1024;
+
+impl<E: Executor> Guard<E> {
+    /// A `bash_code_execution` call: evaluate with `{output_dir}` known, run with stdout
+    /// and stderr apart, capture the files.
+    pub(super) fn code_execution(&mut self, id: &str, input: &Value) -> CodeExecutionResult {
+        let started = Instant::now();
+        let mut rec = AuditRecord::new(id);
+        rec.action = "code";
+        let result = self.code_execution_inner(id, input, &mut rec);
+        rec.is_error = result.is_error();
+        rec.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.audit(&rec);
+        result
+    }
+
+    fn code_execution_inner(
+        &mut self,
+        id: &str,
+        input: &Value,
+        rec: &mut AuditRecord,
+    ) -> CodeExecutionResult {
+        let bash_error = |code, message: &str| {
+            CodeExecutionResult::bash_error(id, code, message.trim_start_matches("Error: "))
+        };
+        let command = match BashInput::from_json(input) {
+            Err(e) => {
+                rec.action = "invalid";
+                return bash_error(Code::InvalidToolInput, &e.to_string());
+            }
+            Ok(BashInput::Restart) => {
+                rec.action = "restart";
+                return match self.executor.restart() {
+                    Ok(()) => {
+                        self.sync_cwd();
+                        bash_result(id, String::new(), String::new(), 0, Vec::new())
+                    }
+                    Err(e) => bash_error(Code::Unavailable, &e.to_string()),
+                };
+            }
+            Ok(BashInput::Command(c)) => c,
+        };
+        rec.command = Some(self.filter.filter(command.as_bytes()));
+        if self.outputs.is_none() {
+            match OutputFiles::temporary() {
+                Ok(o) => self.outputs = Some(o),
+                Err(e) => {
+                    return bash_error(
+                        Code::Unavailable,
+                        &format!("cannot make a directory for $OUTPUT_DIR: {e}"),
+                    )
+                }
+            }
+        }
+        let Some(outputs) = self.outputs.as_ref() else {
+            return bash_error(Code::Unavailable, "no directory for $OUTPUT_DIR");
+        };
+        let dir = match outputs.new_call_dir() {
+            Ok(d) => d,
+            Err(e) => {
+                return bash_error(
+                    Code::Unavailable,
+                    &format!("cannot make a directory for $OUTPUT_DIR: {e}"),
+                )
+            }
+        };
+        self.sync_cwd();
+        self.context.output_dir = Some(dir.clone());
+        let decision = self.policy.evaluate(&self.context, &command);
+        rec.verdict = Some(decision.verdict);
+        rec.reasons = decision.reasons.iter().map(|r| r.code).collect();
+        let refusal = self.approval(id, &command, &decision, rec);
+        let ran = match refusal {
+            Some(text) => Err(text),
+            None => Ok(self.executor.run_code(&command, &dir)),
+        };
+        self.context.output_dir = None;
+        self.sync_cwd();
+        let run = match ran {
+            Err(text) => {
+                let _ = std::fs::remove_dir_all(&dir);
+                return bash_error(Code::InvalidToolInput, &text);
+            }
+            Ok(run) => run,
+        };
+        let out = match run {
+            Ok(out) => out,
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&dir);
+                rec.error = Some(e.code());
+                let code = match e {
+                    ExecError::Timeout { .. } => Code::ExecutionTimeExceeded,
+                    ExecError::InvalidCommand(_) => Code::InvalidToolInput,
+                    _ => Code::Unavailable,
+                };
+                return bash_error(code, &e.to_string());
+            }
+        };
+        rec.exit_status = out.status;
+        rec.output_bytes = Some((out.stdout.len() + out.stderr.len()) as u64);
+        let stdout = self.filter.filter_output(
+            &Output::without_status(out.stdout.clone()).with_gap(out.stdout_gap.clone()),
+        );
+        let mut stderr = self.filter.filter_output(
+            &Output::without_status(out.stderr.clone()).with_gap(out.stderr_gap.clone()),
+        );
+        let Some(outputs) = self.outputs.as_ref() else {
+            return bash_error(Code::Unavailable, "no directory for $OUTPUT_DIR");
+        };
+        let files = match outputs.capture(&dir, self.max_output_file_bytes) {
+            Err(e) => {
+                return bash_error(
+                    Code::Unavailable,
+                    &format!("cannot collect the files of $OUTPUT_DIR: {e}"),
+                )
+            }
+            Ok(Capture::TooLarge { name, size }) => {
+                return bash_error(
+                    Code::OutputFileTooLarge,
+                    &format!(
+                        "`{name}` in $OUTPUT_DIR is {size} bytes, more than the {}-byte limit; \
+                         no file was returned",
+                        self.max_output_file_bytes
+                    ),
+                )
+            }
+            Ok(Capture::Files { files, skipped }) => {
+                for s in skipped {
+                    if !stderr.is_empty() && !stderr.ends_with('\n') {
+                        stderr.push('\n');
+                    }
+                    stderr.push_str(&format!("shellgate: $OUTPUT_DIR/{s}: not returned\n"));
+                }
+                files
+            }
+        };
+        let refs = files
+            .into_iter()
+            .map(|f| OutputFileRef {
+                kind: OutputFileType::BashCodeExecutionOutput,
+                file_id: f.file_id,
+            })
+            .collect();
+        bash_result(id, stdout, stderr, out.status.unwrap_or(-1), refs)
+    }
+}
+
+fn bash_result(
+    id: &str,
+    stdout: String,
+    stderr: String,
+    return_code: i32,
+    content: Vec<OutputFileRef>,
+) -> CodeExecutionResult {
+    CodeExecutionResult {
+        kind: CodeExecutionResultType::BashCodeExecutionToolResult,
+        tool_use_id: id.to_string(),
+        content: CodeExecutionContent::BashCodeExecutionResult {
+            stdout,
+            stderr,
+            return_code,
+            content,
+        },
+    }
+}

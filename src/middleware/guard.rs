@@ -1,0 +1,454 @@
+//! The [`Guard`]: each call checked against the policy before the executor runs it, then
+//! filtered and answered as a `tool_result` ([`Call`], [`Outcome`], [`Answer`]).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::approver::{ApprovalRequest, Approver};
+use super::audit::{AuditLog, AuditRecord};
+use super::blocks::{BashInput, InputError, ToolResult, ToolUse, UserMessage, BASH_TOOL_NAME};
+use super::code_execution::DEFAULT_MAX_OUTPUT_FILE_BYTES;
+use super::executor::{Executor, Output};
+use super::files::{FileTool, LocalFiles};
+use super::filter::{OutputFilter, RedactThenTruncate};
+use super::outputs::OutputFiles;
+use super::shapes::{CodeExecutionResult, ResultBlock, ToolSet};
+use super::text_editor::EditorLimits;
+use super::tool_calls;
+use crate::evaluate::{Context, Decision};
+use crate::policy::{Policy, Verdict};
+use crate::report;
+
+/// How a call ended, beyond its [`ToolResult`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Outcome {
+    /// Refused by the policy (deny, or ask without approval); the executor was not called.
+    Refused {
+        /// The policy's verdict.
+        verdict: Verdict,
+    },
+    /// The command ran to completion with this exit status (`None`: killed by a signal).
+    Completed {
+        /// The exit status.
+        status: Option<i32>,
+    },
+    /// The executor failed (timeout, session exit, ...).
+    Failed {
+        /// [`ExecError::code`](super::ExecError::code).
+        code: &'static str,
+    },
+    /// The session was restarted (or restarting failed: see the result).
+    Restarted,
+    /// The call was not a valid bash call.
+    Invalid,
+}
+
+/// One handled call: the result for the model and how it ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Call {
+    /// The `tool_result` block.
+    pub result: ToolResult,
+    /// How it ended.
+    pub outcome: Outcome,
+}
+
+/// What [`Guard::handle_value`] answers: a `tool_result` block, or a user message of them.
+/// It serialises as the bare block or message.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(untagged)]
+pub enum Answer {
+    /// The answer to one `tool_use` block.
+    Result(ToolResult),
+    /// The answer to a message's `content`: one result per `tool_use`, in order.
+    Message(UserMessage),
+    /// The answer to one code execution call (`bash_code_execution`,
+    /// `text_editor_code_execution`).
+    CodeExecution(CodeExecutionResult),
+}
+
+/// Why a value got no [`Answer`] from [`Guard::handle_value`].
+pub const NOT_A_CALL: &str = "expected a tool_use block or a message with a content array";
+
+/// Checks each call against a policy before the executor runs it; see the [module
+/// docs](crate::middleware).
+pub struct Guard<E> {
+    pub(super) policy: Arc<Policy>,
+    pub(super) context: Context,
+    pub(super) executor: E,
+    pub(super) filter: Box<dyn OutputFilter>,
+    pub(super) approver: Option<Box<dyn Approver>>,
+    pub(super) audit: Option<AuditLog>,
+    pub(super) tools: ToolSet,
+    pub(super) files: Box<dyn FileTool>,
+    pub(super) editor_limits: EditorLimits,
+    pub(super) outputs: Option<OutputFiles>,
+    pub(super) max_output_file_bytes: u64,
+    pub(super) rate: Option<tool_calls::RateLimit>,
+}
+
+impl<E> std::fmt::Debug for Guard<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Guard")
+            .field("policy", &self.policy.name)
+            .field("context", &self.context)
+            .field("approver", &self.approver.is_some())
+            .field("audit", &self.audit.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<E: Executor> Guard<E> {
+    /// A guard running allowed commands with `executor`. `context` gives the workspace roots
+    /// and home; its `cwd` is replaced by the executor's working directory whenever the
+    /// executor knows it ([`Executor::cwd`]). Output goes through [`RedactThenTruncate`] with
+    /// the built-in rules until [`with_filter`](Guard::with_filter) says otherwise (see
+    /// [`RedactThenTruncate::for_policy`] for a policy's own `[redact]` rules); `ask` is
+    /// refused until [`with_approver`](Guard::with_approver).
+    pub fn new(policy: impl Into<Arc<Policy>>, context: Context, executor: E) -> Guard<E> {
+        let mut guard = Guard {
+            policy: policy.into(),
+            context,
+            executor,
+            filter: Box::new(RedactThenTruncate::default()),
+            approver: None,
+            audit: None,
+            tools: ToolSet::default(),
+            files: Box::new(LocalFiles::new()),
+            editor_limits: EditorLimits::default(),
+            outputs: None,
+            max_output_file_bytes: DEFAULT_MAX_OUTPUT_FILE_BYTES,
+            rate: None,
+        };
+        guard.sync_cwd();
+        guard
+    }
+
+    /// Filter output (and the commands written to the audit log) with `filter`.
+    pub fn with_filter(mut self, filter: impl OutputFilter + 'static) -> Guard<E> {
+        self.filter = Box::new(filter);
+        self
+    }
+
+    /// Let `approver` decide `ask` verdicts.
+    pub fn with_approver(mut self, approver: impl Approver + 'static) -> Guard<E> {
+        self.approver = Some(Box::new(approver));
+        self
+    }
+
+    /// Record every call in `log`.
+    pub fn with_audit(mut self, log: AuditLog) -> Guard<E> {
+        self.audit = Some(log);
+        self
+    }
+
+    /// The context the next command is evaluated in (its `cwd` is the session's).
+    pub fn context(&self) -> &Context {
+        &self.context
+    }
+
+    /// The executor.
+    pub fn executor(&self) -> &E {
+        &self.executor
+    }
+
+    /// The executor, mutably.
+    pub fn executor_mut(&mut self) -> &mut E {
+        &mut self.executor
+    }
+
+    /// The executor, giving up the guard.
+    pub fn into_inner(self) -> E {
+        self.executor
+    }
+
+    /// Answer one `tool_use` block as a `tool_result` (a code execution call's typed result
+    /// as its JSON text: [`ResultBlock::into_tool_result`]).
+    pub fn handle(&mut self, tool_use: &ToolUse) -> ToolResult {
+        self.answer(tool_use).into_tool_result()
+    }
+
+    /// Answer one `tool_use` block given as JSON. Anything that is not a valid bash call gets
+    /// an `is_error` result (quoting the block's `id` when it has a string one). A code
+    /// execution call's result comes back as a `tool_result` whose content is the result's
+    /// JSON ([`ResultBlock::into_tool_result`]); [`Guard::answer_json`] keeps its shape.
+    pub fn handle_json(&mut self, block: &Value) -> ToolResult {
+        self.answer_json(block).into_tool_result()
+    }
+
+    /// Answer one `tool_use` or `server_tool_use` block given as JSON, in the shape of its
+    /// tool ([`Guard::answer`]). A block that cannot be read gets an `is_error` `tool_result`.
+    pub fn answer_json(&mut self, block: &Value) -> ResultBlock {
+        match ToolUse::from_json(block) {
+            Ok(tool_use) => self.answer(&tool_use),
+            Err(e) => {
+                let id = block.get("id").and_then(Value::as_str).unwrap_or("");
+                self.invalid(id, None, e).result.into()
+            }
+        }
+    }
+
+    /// Answer one `tool_use` block given as JSON text. Malformed JSON gets an `is_error`
+    /// result too (with an empty `tool_use_id`, since none can be read).
+    pub fn handle_str(&mut self, json: &str) -> ToolResult {
+        match serde_json::from_str::<Value>(json) {
+            Ok(block) => self.handle_json(&block),
+            Err(e) => {
+                let e = InputError::MalformedJson {
+                    message: e.to_string(),
+                };
+                self.invalid("", None, e).result
+            }
+        }
+    }
+
+    /// Answer every `tool_use` block of an assistant message's `content`, and every
+    /// `server_tool_use` of an enabled tool that the message holds no result for, in order,
+    /// as one user message. Other blocks (text, thinking, results, other server tools) are
+    /// skipped; `tool_use`s of tools not enabled ([`Guard::with_tools`]) get an `is_error`
+    /// result saying the tool is unknown.
+    pub fn handle_turn(&mut self, content: &[Value]) -> UserMessage {
+        // A server tool's call is the application's to answer only when it hosts that tool
+        // and the API has not answered it already (web_search and the like run on the API's
+        // side: their results are in the message).
+        let answered: Vec<&str> = content
+            .iter()
+            .filter_map(|b| b.get("tool_use_id").and_then(Value::as_str))
+            .collect();
+        let names = self.tools.names();
+        let ours = |b: &Value| match b.get("type").and_then(Value::as_str) {
+            Some("tool_use") => true,
+            Some("server_tool_use") => {
+                b.get("name")
+                    .and_then(Value::as_str)
+                    .is_some_and(|n| names.contains(&n))
+                    && !b
+                        .get("id")
+                        .and_then(Value::as_str)
+                        .is_some_and(|id| answered.contains(&id))
+            }
+            _ => false,
+        };
+        let calls: Vec<&Value> = content.iter().filter(|b| ours(b)).collect();
+        let results = calls.into_iter().map(|b| self.answer_json(b)).collect();
+        UserMessage::new(results)
+    }
+
+    /// Answer what `policy-check serve` answers, from one JSON value: a `tool_use` block gets
+    /// its `tool_result` ([`handle_json`](Guard::handle_json)); an object with a `content`
+    /// array (an assistant message, a whole API response) gets one user message answering each
+    /// `tool_use` in it ([`handle_turn`](Guard::handle_turn)). Anything else is `None`: it is
+    /// not a call ([`NOT_A_CALL`] says so), and nothing ran.
+    pub fn handle_value(&mut self, value: &Value) -> Option<Answer> {
+        if is_call(value) {
+            return Some(match self.answer_json(value) {
+                ResultBlock::Tool(r) => Answer::Result(r),
+                ResultBlock::CodeExecution(r) => Answer::CodeExecution(r),
+            });
+        }
+        match value.get("content") {
+            Some(Value::Array(blocks)) => Some(Answer::Message(self.handle_turn(blocks))),
+            _ => None,
+        }
+    }
+
+    /// Answer one bash `tool_use` block, with its [`Outcome`] (any other tool is answered
+    /// as unknown here: see [`Guard::answer`]).
+    pub fn handle_tool_use(&mut self, tool_use: &ToolUse) -> Call {
+        if tool_use.name != BASH_TOOL_NAME || !self.tools.bash {
+            let e = self.unknown_tool(&tool_use.name);
+            return self.invalid(&tool_use.id, None, e);
+        }
+        match BashInput::from_json(&tool_use.input) {
+            Ok(input) => self.call(&tool_use.id, &input),
+            Err(e) => {
+                let command = tool_use.input.get("command").and_then(Value::as_str);
+                self.invalid(&tool_use.id, command, e)
+            }
+        }
+    }
+
+    /// Run `command` as the call `tool_use_id`: evaluate, then run or refuse.
+    pub fn run_command(&mut self, tool_use_id: &str, command: &str) -> ToolResult {
+        self.call(tool_use_id, &BashInput::Command(command.to_string()))
+            .result
+    }
+
+    /// Handle a validated bash input.
+    pub fn call(&mut self, tool_use_id: &str, input: &BashInput) -> Call {
+        let started = Instant::now();
+        let mut rec = AuditRecord::new(tool_use_id);
+        let call = match input {
+            BashInput::Restart => {
+                rec.action = "restart";
+                self.restart_session(tool_use_id, &mut rec)
+            }
+            BashInput::Command(command) => {
+                rec.command = Some(self.filter.filter(command.as_bytes()));
+                self.command(tool_use_id, command, &mut rec)
+            }
+        };
+        rec.finish(&call, started.elapsed());
+        self.audit(&rec);
+        call
+    }
+
+    fn restart_session(&mut self, id: &str, rec: &mut AuditRecord) -> Call {
+        let result = match self.executor.restart() {
+            Ok(()) => ToolResult::ok(id, "tool has been restarted."),
+            Err(e) => {
+                rec.error = Some(e.code());
+                ToolResult::error(id, e.to_string())
+            }
+        };
+        self.sync_cwd();
+        Call {
+            result,
+            outcome: Outcome::Restarted,
+        }
+    }
+
+    fn command(&mut self, id: &str, command: &str, rec: &mut AuditRecord) -> Call {
+        self.sync_cwd();
+        let decision = self.policy.evaluate(&self.context, command);
+        rec.verdict = Some(decision.verdict);
+        rec.reasons = decision.reasons.iter().map(|r| r.code).collect();
+        match decision.verdict {
+            Verdict::Allow => {}
+            Verdict::Deny => return refused(id, command, &decision, None),
+            Verdict::Ask => {
+                let approved = match self.approver.as_mut() {
+                    None => None,
+                    Some(a) => {
+                        let request = ApprovalRequest {
+                            tool_use_id: id,
+                            command,
+                            decision: &decision,
+                            cwd: &self.context.cwd,
+                        };
+                        Some(a.approve(&request))
+                    }
+                };
+                rec.approved = approved;
+                match approved {
+                    Some(true) => {}
+                    Some(false) => {
+                        return refused(id, command, &decision, Some("Approval was declined."))
+                    }
+                    None => {
+                        let note = "No one can approve commands here, so commands that need approval are refused; \
+                                    use a command the policy allows.";
+                        return refused(id, command, &decision, Some(note));
+                    }
+                }
+            }
+        }
+        let run = self.executor.run(command);
+        self.sync_cwd();
+        match run {
+            Ok(out) => {
+                rec.output_bytes = Some(out.output.len() as u64);
+                rec.dropped_bytes = out.dropped;
+                rec.exit_status = out.status;
+                let mut content = self.filter.filter_output(&out);
+                let ok = out.status == Some(0);
+                if !ok {
+                    if !content.is_empty() && !content.ends_with('\n') {
+                        content.push('\n');
+                    }
+                    match out.status {
+                        Some(s) => content.push_str(&format!("exit status {s}")),
+                        None => content.push_str("exit status unknown (killed by a signal)"),
+                    }
+                } else if content.is_empty() {
+                    content.push_str("(no output)");
+                }
+                let result = if ok {
+                    ToolResult::ok(id, content)
+                } else {
+                    ToolResult::error(id, content)
+                };
+                Call {
+                    result,
+                    outcome: Outcome::Completed { status: out.status },
+                }
+            }
+            Err(e) => {
+                rec.error = Some(e.code());
+                let partial = e.output();
+                rec.output_bytes = Some(partial.len() as u64);
+                // What the executor dropped while it streamed is counted in the marker here
+                // too: a command that timed out after endless output says how much was cut.
+                let mut content = if partial.is_empty() {
+                    String::new()
+                } else {
+                    let out = Output::without_status(partial.to_vec()).with_gap(e.gap().cloned());
+                    self.filter.filter_output(&out)
+                };
+                if !content.is_empty() && !content.ends_with('\n') {
+                    content.push('\n');
+                }
+                content.push_str(&e.to_string());
+                Call {
+                    result: ToolResult::error(id, content),
+                    outcome: Outcome::Failed { code: e.code() },
+                }
+            }
+        }
+    }
+
+    pub(super) fn invalid(&mut self, id: &str, command: Option<&str>, e: InputError) -> Call {
+        let mut rec = AuditRecord::new(id);
+        rec.action = "invalid";
+        rec.command = command.map(|c| self.filter.filter(c.as_bytes()));
+        let call = Call {
+            result: ToolResult::error(id, e.to_string()),
+            outcome: Outcome::Invalid,
+        };
+        rec.finish(&call, Duration::ZERO);
+        self.audit(&rec);
+        call
+    }
+
+    pub(super) fn sync_cwd(&mut self) {
+        if let Some(cwd) = self.executor.cwd() {
+            if cwd.is_absolute() {
+                self.context.cwd = cwd;
+            }
+        }
+    }
+
+    pub(super) fn audit(&mut self, rec: &AuditRecord) {
+        if let Some(log) = self.audit.as_mut() {
+            // Never block or drop the call over the log: report and go on.
+            if let Err(e) = log.record(rec) {
+                eprintln!("shellgate: {e}");
+            }
+        }
+    }
+}
+
+/// Whether a block is a call: `tool_use` or `server_tool_use`.
+fn is_call(block: &Value) -> bool {
+    matches!(
+        block.get("type").and_then(Value::as_str),
+        Some("tool_use" | "server_tool_use")
+    )
+}
+
+fn refused(id: &str, command: &str, decision: &Decision, note: Option<&str>) -> Call {
+    let mut content = report::for_model(command, decision);
+    if let Some(note) = note {
+        content.push('\n');
+        content.push_str(note);
+    }
+    Call {
+        result: ToolResult::error(id, content),
+        outcome: Outcome::Refused {
+            verdict: decision.verdict,
+        },
+    }
+}
