@@ -28,7 +28,7 @@
 //! | [`Policy`] ([`Policy::from_name_or_file`], [`Policy::evaluate`]) | a loaded, validated policy; [`PolicyError`] and its [`Diagnostic`]s (each with a stable code and a [`Location`]) when it is not |
 //! | [`Context`] → [`Decision`] ([`Verdict`], [`Reason`]s with a stable code, a [`RuleRef`] and a span) | what a command would do, decided |
 //! | [`shell`] ([`shell::parse`] → [`shell::Script`]) | the IR: every command, word, redirection and nested script bash would run |
-//! | [`middleware`] (`Guard`, `Executor`) | the guard around any executor of the agent's tools, and the reference bash session |
+//! | [`middleware`] ([`middleware::Guard`] around an [`middleware::Executor`] and a [`middleware::FileTool`]) | the guard around the agent's `bash`, text editor and code execution tools; the reference bash session ([`middleware::BashSession`]) |
 //! | [`redact`] ([`redact::Redactor`]) and [`truncate`] | what the model is shown of a command's output |
 //!
 //! The policy loader, the evaluator's internals and the reports are layers the binary and the

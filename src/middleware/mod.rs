@@ -63,12 +63,17 @@
 
 pub mod audit;
 pub mod blocks;
-pub mod contain;
 pub mod files;
 pub mod outputs;
-pub mod sandbox;
 pub mod session;
 pub mod shapes;
+
+// The kernel sandbox and process containment: used by `policy-check sandbox` (the launcher)
+// and the tests; applications reach them through `Guard::reference_with` and `[sandbox]`.
+#[doc(hidden)]
+pub mod contain;
+#[doc(hidden)]
+pub mod sandbox;
 
 mod approver;
 mod code_execution;
