@@ -213,3 +213,36 @@ fn an_endless_stdin_line_is_skipped_with_its_line_number() {
     assert_eq!(l.len(), 1);
     assert_eq!(l[0]["command"], "ls");
 }
+
+/// A file the tool cannot read or write is named in a `policy-check: PATH: cannot ACTION:`
+/// line and exits 2 (not 1, which is a refusal), whichever subcommand met it.
+#[test]
+fn unreadable_and_unwritable_files_are_named_with_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.sh");
+    let missing = missing.to_str().unwrap();
+    let unwritable = dir.path().join("no-such-dir").join("policy.toml");
+    let unwritable = unwritable.to_str().unwrap();
+    for (args, want) in [
+        (
+            vec!["check", "--policy", "read-only", "--script", missing],
+            format!("policy-check: {missing}: cannot read: "),
+        ),
+        (
+            vec!["redact", "--policy", missing],
+            format!("policy-check: {missing}: cannot read: "),
+        ),
+        (
+            vec!["init", "--output", unwritable],
+            format!("policy-check: {unwritable}: cannot write: "),
+        ),
+    ] {
+        let out = run(&args, Some(b""));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.lines().any(|l| l.starts_with(&want)),
+            "{args:?}: want a line starting {want:?}, got {stderr}"
+        );
+    }
+}

@@ -1,5 +1,6 @@
 //! `policy-check init`: write a commented starter policy that includes a shipped one.
 
+use crate::error::CliError;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -70,19 +71,20 @@ deny = [{deny}]
 
 /// Writes the starter policy to `output` (or stdout), atomically and without replacing an
 /// existing file unless `force`.
-pub fn init_cmd(base: Base, output: Option<&Path>, force: bool) -> Result<u8, String> {
+pub fn init(base: Base, output: Option<&Path>, force: bool) -> Result<u8, CliError> {
     let text = starter(base);
     let Some(path) = output else {
         std::io::stdout()
             .write_all(text.as_bytes())
-            .map_err(|e| format!("cannot write output: {e}"))?;
+            .map_err(|e| CliError::write("stdout", e))?;
         return Ok(0);
     };
     if !force && path.exists() {
         return Err(format!(
             "{}: already exists; use --force to replace it",
             path.display()
-        ));
+        )
+        .into());
     }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
@@ -106,7 +108,7 @@ pub fn init_cmd(base: Base, output: Option<&Path>, force: bool) -> Result<u8, St
     });
     if let Err(e) = result {
         let _ = std::fs::remove_file(&tmp);
-        return Err(format!("{}: cannot write: {e}", path.display()));
+        return Err(CliError::write(path, e));
     }
     eprintln!(
         "policy-check: wrote {} (based on {}); next: policy-check lint --policy {}",

@@ -1,6 +1,7 @@
 //! `policy-check lint --policy FILE...`: load errors and `lint-*` warnings, as text, JSON
 //! lines or SARIF. Exit 0 clean, 1 findings, 2 a policy file could not be read.
 
+use crate::error::CliError;
 use std::io::Write;
 
 use annotate_snippets::{Level, Renderer, Snippet};
@@ -10,7 +11,7 @@ use shellgate::report::sarif::{self, SarifLevel, SarifLocation, SarifResult};
 use crate::scripts::Out;
 
 /// Runs the linter over every policy; returns the exit code.
-pub fn lint_cmd(policies: &[String], format: Out) -> Result<u8, String> {
+pub fn lint_cmd(policies: &[String], format: Out) -> Result<u8, CliError> {
     let mut findings: Vec<Diagnostic> = Vec::new();
     let mut unreadable = false;
     let mut linted = 0usize;
@@ -28,7 +29,7 @@ pub fn lint_cmd(policies: &[String], format: Out) -> Result<u8, String> {
     }
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    let w = |e: std::io::Error| format!("cannot write output: {e}");
+    let w = |e: std::io::Error| CliError::write("stdout", e);
     match format {
         Out::Text => {
             let mut sources = Sources::default();

@@ -3,21 +3,23 @@
 //! Exit codes: 0 every command allowed (or the policy's examples pass), 1 a command was denied
 //! or needs approval (or an example failed), 2 a usage error or an unreadable/invalid policy.
 
-mod sandbox_cmd;
-mod session_cmds;
+mod sandbox;
+mod serve;
 
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use error::CliError;
 use shellgate::{report, Context, Decision, Policy, Verdict};
 
 mod approve;
+mod error;
 mod hooks;
 mod init;
 mod lint;
-mod output_cmds;
+mod output;
 mod scripts;
 
 #[derive(Parser)]
@@ -205,7 +207,7 @@ enum Cmd {
         #[arg(long, default_value = "30", value_parser = parse_secs)]
         timeout: std::time::Duration,
         #[command(flatten)]
-        session: session_cmds::SessionArgs,
+        session: serve::SessionArgs,
         /// The command (after `--`; several words are joined with spaces).
         #[arg(last = true, required = true)]
         command: Vec<String>,
@@ -233,17 +235,17 @@ enum Cmd {
         #[arg(long, default_value = "300", value_parser = parse_secs)]
         ask_timeout: std::time::Duration,
         #[command(flatten)]
-        session: session_cmds::SessionArgs,
+        session: serve::SessionArgs,
         /// At end of input: `stop` ends a running command at once and answers lines not yet
         /// run with an error; `finish` answers every line already read first.
         #[arg(long, value_enum, default_value = "stop")]
-        at_eof: session_cmds::AtEof,
+        at_eof: serve::AtEof,
         #[command(flatten)]
-        tools: session_cmds::ToolArgs,
+        tools: serve::ToolArgs,
     },
     /// Run a program inside the kernel sandbox (Landlock, limits, its own PID namespace),
     /// with rules from a policy: how serve and run start their shell.
-    Sandbox(sandbox_cmd::SandboxArgs),
+    Sandbox(sandbox::SandboxArgs),
 }
 
 fn parse_secs(s: &str) -> Result<std::time::Duration, String> {
@@ -268,7 +270,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn load(args: &PolicyArgs) -> Result<Policy, String> {
+fn load(args: &PolicyArgs) -> Result<Policy, CliError> {
     let spec = match &args.policy {
         Some(p) => p.as_str(),
         None => {
@@ -276,10 +278,10 @@ fn load(args: &PolicyArgs) -> Result<Policy, String> {
             "read-only"
         }
     };
-    Policy::from_name_or_file(spec).map_err(|e| e.to_string())
+    Ok(Policy::from_name_or_file(spec)?)
 }
 
-fn context(cwd: Option<PathBuf>) -> Result<Context, String> {
+fn context(cwd: Option<PathBuf>) -> Result<Context, CliError> {
     let dir = match cwd {
         Some(d) => d,
         None => std::env::current_dir()
@@ -288,7 +290,7 @@ fn context(cwd: Option<PathBuf>) -> Result<Context, String> {
     Ok(Context::new(dir))
 }
 
-fn run(cli: Cli) -> Result<u8, String> {
+fn run(cli: Cli) -> Result<u8, CliError> {
     match cli.command {
         Cmd::Check {
             policy,
@@ -342,7 +344,7 @@ fn run(cli: Cli) -> Result<u8, String> {
             base,
             output,
             force,
-        } => init::init_cmd(base, output.as_deref(), force),
+        } => init::init(base, output.as_deref(), force),
         Cmd::Completions { shell } => {
             use clap::CommandFactory;
             clap_complete::generate(
@@ -380,7 +382,7 @@ fn run(cli: Cli) -> Result<u8, String> {
         } => {
             let policy = load(&policy)?;
             let ctx = context(cwd)?;
-            session_cmds::run_cmd(&policy, &ctx.cwd, timeout, &session, &command.join(" "))
+            serve::run(&policy, &ctx.cwd, timeout, &session, &command.join(" "))
         }
         Cmd::Serve {
             policy,
@@ -396,24 +398,24 @@ fn run(cli: Cli) -> Result<u8, String> {
             let policy = load(&policy)?;
             let ctx = context(cwd)?;
             let ask = (ask, ask_timeout);
-            let serve = session_cmds::ServeOptions {
+            let serve = serve::ServeOptions {
                 audit: audit.as_deref(),
                 ask,
                 at_eof,
                 tools: &tools,
             };
-            session_cmds::serve_cmd(&policy, &ctx.cwd, timeout, &session, serve)
+            serve::serve(&policy, &ctx.cwd, timeout, &session, serve)
         }
-        Cmd::Sandbox(args) => sandbox_cmd::sandbox_cmd(args),
+        Cmd::Sandbox(args) => sandbox::launch(args),
         Cmd::Redact {
             policy,
             rules,
             stats,
-        } => output_cmds::redact_cmd(policy.as_deref(), rules.as_deref(), stats).map(exit_code),
+        } => output::redact(policy.as_deref(), rules.as_deref(), stats).map(exit_code),
         Cmd::Truncate {
             max_bytes,
             max_lines,
-        } => output_cmds::truncate_cmd(max_bytes, max_lines).map(exit_code),
+        } => output::truncate(max_bytes, max_lines).map(exit_code),
         Cmd::Explain {
             policy,
             cwd,
@@ -488,8 +490,8 @@ fn read_line_capped(
 /// cannot be read is reported on stderr with its number and skipped, never dropped silently;
 /// returns whether there was one.
 pub(crate) fn for_each_stdin_command(
-    mut f: impl FnMut(String) -> Result<(), String>,
-) -> Result<bool, String> {
+    mut f: impl FnMut(String) -> Result<(), CliError>,
+) -> Result<bool, CliError> {
     let stdin = std::io::stdin();
     let mut input = stdin.lock();
     let mut bad_input = false;
@@ -507,7 +509,7 @@ pub(crate) fn for_each_stdin_command(
                 bad_input = true;
                 continue;
             }
-            Err(e) => return Err(format!("cannot read stdin: {e}")),
+            Err(source) => return Err(CliError::read("stdin", source)),
         }
         let Ok(text) = std::str::from_utf8(&line) else {
             eprintln!("policy-check: stdin:{lineno}: not valid UTF-8");
@@ -543,7 +545,7 @@ pub(crate) fn for_each_stdin_command(
     }
 }
 
-fn test_one(spec: &str) -> Result<u8, String> {
+fn test_one(spec: &str) -> Result<u8, CliError> {
     // Loading already checks the examples; a failing one is an invalid policy (exit 2)
     // there, but here it is the test result (exit 1).
     match Policy::from_name_or_file(spec) {
@@ -558,7 +560,7 @@ fn test_one(spec: &str) -> Result<u8, String> {
                 .filter(|d| d.code == "policy-example-failed")
                 .collect();
             if failing.is_empty() || failing.len() != e.diagnostics().len() {
-                return Err(e.to_string());
+                return Err(e.into());
             }
             for d in failing {
                 println!("{d}");
@@ -580,13 +582,13 @@ fn exit_for(v: Verdict) -> u8 {
     }
 }
 
-fn emit(out: &mut impl Write, format: Format, command: &str, d: &Decision) -> Result<(), String> {
+fn emit(out: &mut impl Write, format: Format, command: &str, d: &Decision) -> Result<(), CliError> {
     let text = match format {
         Format::Json => format!("{}\n", report::json_line(command, d)),
         Format::Text | Format::Sarif => report::human(command, d, false),
     };
     out.write_all(text.as_bytes())
-        .map_err(|e| format!("cannot write output: {e}"))
+        .map_err(|source| CliError::write("stdout", source))
 }
 
 fn check(
@@ -594,7 +596,7 @@ fn check(
     ctx: &Context,
     format: Format,
     commands: Vec<String>,
-) -> Result<u8, String> {
+) -> Result<u8, CliError> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let mut worst = Verdict::Allow;
@@ -611,8 +613,7 @@ fn check(
         worst = worst.max(d.verdict);
         emit(&mut out, format, &command, &d)
     })?;
-    out.flush()
-        .map_err(|e| format!("cannot write output: {e}"))?;
+    out.flush().map_err(|e| CliError::write("stdout", e))?;
     if bad_input {
         return Ok(2);
     }

@@ -1,6 +1,7 @@
 //! `policy-check check --script FILE...` (each top-level command of a shell script is one
 //! decision, reported at its file:line:col) and `check --format sarif`.
 
+use crate::error::CliError;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -46,7 +47,7 @@ pub fn check_cmd(
     out_format: Out,
     commands: &[String],
     scripts: &[PathBuf],
-) -> Result<u8, String> {
+) -> Result<u8, CliError> {
     let mut items = Vec::new();
     let mut sources: Vec<(String, String)> = Vec::new();
     let mut unreadable = false;
@@ -147,27 +148,24 @@ pub fn check_cmd(
     Ok(if worst == Verdict::Allow { 0 } else { 1 })
 }
 
-fn write_err(e: std::io::Error) -> String {
-    format!("cannot write output: {e}")
+fn write_err(e: std::io::Error) -> CliError {
+    CliError::write("stdout", e)
 }
 
 /// Reads a script as UTF-8, naming the file (and the first bad byte) when it is not.
-fn read_script(path: &Path) -> Result<String, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+fn read_script(path: &Path) -> Result<String, CliError> {
+    let bytes = std::fs::read(path).map_err(|e| CliError::read(path, e))?;
     if bytes.len() > MAX_SCRIPT {
-        return Err(format!(
-            "{}: larger than {MAX_SCRIPT} bytes",
-            path.display()
-        ));
+        return Err(format!("{}: larger than {MAX_SCRIPT} bytes", path.display()).into());
     }
     String::from_utf8(bytes).map_err(|e| {
         let at = e.utf8_error().valid_up_to();
         let valid = e.as_bytes().get(..at).unwrap_or(&[]);
         let line = valid.iter().filter(|b| **b == b'\n').count() + 1;
-        format!(
+        CliError::Failed(format!(
             "{}:{line}: not valid UTF-8 (byte offset {at}); shell scripts must be UTF-8 to be checked",
             path.display()
-        )
+        ))
     })
 }
 
@@ -370,7 +368,7 @@ fn human_in_file(path: &str, source: &str, offset: usize, d: &Decision) -> Strin
 }
 
 /// Reads JSON lines from stdin like `check` does; returns whether a line was unreadable.
-fn read_stdin(policy: &Policy, ctx: &Context, items: &mut Vec<Item>) -> Result<bool, String> {
+fn read_stdin(policy: &Policy, ctx: &Context, items: &mut Vec<Item>) -> Result<bool, CliError> {
     crate::for_each_stdin_command(|command| {
         let index = items.len();
         items.push(Item {

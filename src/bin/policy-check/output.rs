@@ -1,5 +1,6 @@
 //! `policy-check redact` and `policy-check truncate`: the output pipeline on stdin/stdout.
 
+use crate::error::CliError;
 use std::io::{ErrorKind, Read, Write};
 use std::path::Path;
 
@@ -10,13 +11,13 @@ const CHUNK: usize = 64 * 1024;
 
 /// Builds the rule set from an optional policy file (its `[redact]` table only) and an optional
 /// standalone rules file (applied after the policy's).
-fn rule_set(policy: Option<&Path>, rules: Option<&Path>) -> Result<Option<RuleSet>, String> {
+fn rule_set(policy: Option<&Path>, rules: Option<&Path>) -> Result<Option<RuleSet>, CliError> {
     if policy.is_none() && rules.is_none() {
         return Ok(None);
     }
     let mut config = match policy {
         Some(p) => {
-            let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
+            let text = std::fs::read_to_string(p).map_err(|e| CliError::read(p, e))?;
             RedactConfig::from_policy_str(&text).map_err(|e| format!("{}: {e}", p.display()))?
         }
         None => RedactConfig::default(),
@@ -26,11 +27,11 @@ fn rule_set(policy: Option<&Path>, rules: Option<&Path>) -> Result<Option<RuleSe
     }
     RuleSet::with_config(&config)
         .map(Some)
-        .map_err(|e| format!("redaction rules: {e}"))
+        .map_err(|e| CliError::Failed(format!("redaction rules: {e}")))
 }
 
 /// Reads stdin to its end in chunks, handing each to `f`.
-fn each_chunk(mut f: impl FnMut(&[u8]) -> std::io::Result<()>) -> Result<(), String> {
+fn each_chunk(mut f: impl FnMut(&[u8]) -> std::io::Result<()>) -> Result<(), CliError> {
     let mut stdin = std::io::stdin().lock();
     let mut buf = vec![0u8; CHUNK];
     loop {
@@ -38,16 +39,16 @@ fn each_chunk(mut f: impl FnMut(&[u8]) -> std::io::Result<()>) -> Result<(), Str
             Ok(0) => return Ok(()),
             Ok(n) => n,
             Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-            Err(e) => return Err(format!("reading stdin: {e}")),
+            Err(source) => return Err(CliError::read("stdin", source)),
         };
-        f(&buf[..n]).map_err(|e| format!("writing stdout: {e}"))?;
+        f(&buf[..n]).map_err(|source| CliError::write("stdout", source))?;
     }
 }
 
 /// `policy-check redact [--policy FILE] [--rules FILE] [--stats]`: copies stdin to stdout with
 /// secrets redacted, streaming. `--stats` prints, on stderr, how many secrets each rule
 /// redacted. Exit code 0; an invalid policy `[redact]` table or rules file is an error.
-pub fn redact_cmd(policy: Option<&Path>, rules: Option<&Path>, stats: bool) -> Result<i32, String> {
+pub fn redact(policy: Option<&Path>, rules: Option<&Path>, stats: bool) -> Result<i32, CliError> {
     let owned = rule_set(policy, rules)?;
     let set = owned.as_ref().unwrap_or_else(|| RuleSet::builtin());
     let mut redactor = Redactor::new(set);
@@ -60,7 +61,7 @@ pub fn redact_cmd(policy: Option<&Path>, rules: Option<&Path>, stats: bool) -> R
         stdout.flush()
     });
     if let Err(e) = result {
-        if e.contains("Broken pipe") {
+        if matches!(&e, CliError::Io { source, .. } if source.kind() == ErrorKind::BrokenPipe) {
             return Ok(0);
         }
         return Err(e);
@@ -69,7 +70,7 @@ pub fn redact_cmd(policy: Option<&Path>, rules: Option<&Path>, stats: bool) -> R
     redactor.finish(&mut out);
     match stdout.write_all(&out).and_then(|()| stdout.flush()) {
         Err(e) if e.kind() == ErrorKind::BrokenPipe => return Ok(0),
-        Err(e) => return Err(format!("writing stdout: {e}")),
+        Err(source) => return Err(CliError::write("stdout", source)),
         Ok(()) => {}
     }
     if stats {
@@ -85,7 +86,7 @@ pub fn redact_cmd(policy: Option<&Path>, rules: Option<&Path>, stats: bool) -> R
 
 /// `policy-check truncate [--max-bytes N] [--max-lines N]`: reads stdin (memory bounded by the
 /// budgets) and writes the truncated, valid UTF-8 text to stdout. Exit code 0.
-pub fn truncate_cmd(max_bytes: Option<usize>, max_lines: Option<usize>) -> Result<i32, String> {
+pub fn truncate(max_bytes: Option<usize>, max_lines: Option<usize>) -> Result<i32, CliError> {
     let mut config = TruncateConfig::default();
     if let Some(b) = max_bytes {
         config.max_bytes = b;
@@ -105,7 +106,7 @@ pub fn truncate_cmd(max_bytes: Option<usize>, max_lines: Option<usize>) -> Resul
         .and_then(|()| stdout.flush())
     {
         Err(e) if e.kind() == ErrorKind::BrokenPipe => Ok(0),
-        Err(e) => Err(format!("writing stdout: {e}")),
+        Err(source) => Err(CliError::write("stdout", source)),
         Ok(()) => Ok(0),
     }
 }

@@ -31,6 +31,7 @@
 //! exited 0; 1 the policy refused it (the explanation goes to stderr); 2 a usage error or an
 //! invalid policy; 3 it ran and failed (nonzero exit status, timeout, session error).
 
+use crate::error::CliError;
 use std::io::Write;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -60,7 +61,7 @@ pub struct SessionArgs {
     #[arg(long)]
     keep_background: bool,
     #[command(flatten)]
-    limits: super::sandbox_cmd::LimitArgs,
+    limits: super::sandbox::LimitArgs,
 }
 
 /// Which tool shapes `serve` answers, and their limits.
@@ -120,7 +121,7 @@ fn unless_stopping() {
 }
 
 /// Kill every session and exit on SIGTERM, SIGINT or SIGHUP.
-fn handle_signals(what: &'static str) -> Result<(), String> {
+fn handle_signals(what: &'static str) -> Result<(), CliError> {
     contain::on_termination_signals(move |sig| {
         STOPPING.store(true, Ordering::SeqCst);
         contain::end_all_sessions();
@@ -130,11 +131,11 @@ fn handle_signals(what: &'static str) -> Result<(), String> {
             }
         }
         eprintln!(
-            "policy-check {what}: {sig}: the bash session and every process it started were              killed; the pending call, if any, was dropped unanswered"
+            "policy-check {what}: {sig}: the bash session and every process it started were killed; the pending call, if any, was dropped unanswered"
         );
         std::process::exit(128 + sig as i32);
     })
-    .map_err(|e| format!("cannot handle signals: {e}"))
+    .map_err(|e| CliError::Failed(format!("cannot handle signals: {e}")))
 }
 
 fn guard(
@@ -142,7 +143,7 @@ fn guard(
     cwd: &Path,
     timeout: Duration,
     args: &SessionArgs,
-) -> Result<Guard<BashSession>, String> {
+) -> Result<Guard<BashSession>, CliError> {
     guard_with(policy, cwd, timeout, args, None).map(|(g, _)| g)
 }
 
@@ -155,7 +156,7 @@ fn guard_with(
     timeout: Duration,
     args: &SessionArgs,
     calls_dir: Option<&Path>,
-) -> Result<(Guard<BashSession>, Option<SandboxSpec>), String> {
+) -> Result<(Guard<BashSession>, Option<SandboxSpec>), CliError> {
     let mut used = None;
     let guard = Guard::reference_with(policy.clone(), cwd, timeout, |config, ctx| {
         let mut config = config.keep_background(args.keep_background);
@@ -190,7 +191,7 @@ fn tool_guard(
     timeout: Duration,
     args: &SessionArgs,
     tools: &ToolArgs,
-) -> Result<Guard<BashSession>, String> {
+) -> Result<Guard<BashSession>, CliError> {
     let outputs = if tools.tools.code_execution {
         let o = match &tools.outputs {
             Some(dir) => OutputFiles::new(dir),
@@ -225,13 +226,13 @@ fn tool_guard(
 
 /// `policy-check serve`: JSON lines in, one JSON line out per line in (and, with
 /// `--ask prompt`, an `approval_request` line out and its answer in: see [`approve`]).
-pub fn serve_cmd(
+pub fn serve(
     policy: &Policy,
     cwd: &Path,
     timeout: Duration,
     args: &SessionArgs,
     serve: ServeOptions<'_>,
-) -> Result<u8, String> {
+) -> Result<u8, CliError> {
     let ServeOptions {
         audit,
         ask,
@@ -289,7 +290,7 @@ pub fn serve_cmd(
                 "line longer than {} bytes, skipped",
                 super::MAX_LINE
             )),
-            Event::Failed(e) => return Err(e),
+            Event::Failed(e) => return Err(e.into()),
         };
         busy.store(false, Ordering::SeqCst);
         unless_stopping();
@@ -297,7 +298,7 @@ pub fn serve_cmd(
         text.push('\n');
         out.write_all(text.as_bytes())
             .and_then(|()| out.flush())
-            .map_err(|e| format!("cannot write output: {e}"))?;
+            .map_err(|e| CliError::write("stdout", e))?;
     }
     // Dropping the guard drops the session, which kills its process group.
     drop(guard);
@@ -332,13 +333,13 @@ fn error(message: &str) -> serde_json::Result<String> {
 }
 
 /// `policy-check run`: one command through the policy in a fresh bash session.
-pub fn run_cmd(
+pub fn run(
     policy: &Policy,
     cwd: &Path,
     timeout: Duration,
     args: &SessionArgs,
     command: &str,
-) -> Result<u8, String> {
+) -> Result<u8, CliError> {
     handle_signals("run")?;
     let mut guard = guard(policy, cwd, timeout, args)?;
     let call = guard.call(
@@ -350,7 +351,7 @@ pub fn run_cmd(
     let (code, to_stderr) = match call.outcome {
         Outcome::Completed { status: Some(0) } => (0, false),
         Outcome::Refused { .. } => (1, true),
-        Outcome::Invalid => return Err(content.clone()),
+        Outcome::Invalid => return Err(content.clone().into()),
         _ => (3, false),
     };
     let text = match content.as_str() {
@@ -364,6 +365,6 @@ pub fn run_cmd(
         let mut out = std::io::stdout();
         out.write_all(text.as_bytes()).and_then(|()| out.flush())
     };
-    written.map_err(|e| format!("cannot write output: {e}"))?;
+    written.map_err(|e| CliError::write("stdout", e))?;
     Ok(code)
 }

@@ -3,6 +3,7 @@
 //! also usable by hand. Exit status: the program's, or 125 when the sandbox cannot be set up
 //! (the reason code, `sandbox-unavailable` or `sandbox-setup`, is on stderr).
 
+use crate::error::CliError;
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::Command;
@@ -93,7 +94,7 @@ pub struct SandboxArgs {
     command: Vec<OsString>,
 }
 
-pub fn sandbox_cmd(args: SandboxArgs) -> Result<u8, String> {
+pub fn launch(args: SandboxArgs) -> Result<u8, CliError> {
     let mut spec = match &args.policy {
         Some(p) => {
             let policy = shellgate::Policy::from_name_or_file(p).map_err(|e| e.to_string())?;
