@@ -94,20 +94,10 @@ impl Loader {
     ) -> Option<PathPattern> {
         let text = item.get_ref();
         let loc = file.loc(item.span());
-        let (anchor, rest) = if let Some(r) = text.strip_prefix("{workspace}") {
-            (PathAnchor::Workspace, r)
-        } else if let Some(r) = text.strip_prefix("{output_dir}") {
-            (PathAnchor::OutputDir, r)
-        } else if let Some(r) = text.strip_prefix("{home}") {
-            (PathAnchor::Home, r)
-        } else if let Some(r) = text.strip_prefix('~') {
-            (PathAnchor::Home, r)
-        } else if text.starts_with('/') {
-            (PathAnchor::Root, text.as_str())
-        } else {
+        let Some((anchor, rest)) = split_anchor(text) else {
             self.diag(
                 DiagnosticCode::PolicyInvalidPath,
-                format!("`{text}` must start with {{workspace}}, {{home}}, {{output_dir}}, ~ or /"),
+                format!("`{text}` must start with {ANCHORS}"),
                 loc,
             );
             return None;
@@ -142,5 +132,27 @@ impl Loader {
             rest,
             rule: file.rule(name, item.span()),
         })
+    }
+}
+
+/// What a path in a policy may start with, as told in a diagnostic.
+pub(super) const ANCHORS: &str = "{workspace}, {home}, {output_dir}, ~ or /";
+
+/// A policy path's anchor and the rest of it (`{workspace}/src` is the workspace and `/src`;
+/// an absolute path is anchored at the root and keeps its text), or `None` when it has none
+/// of [`ANCHORS`]. Path rules and `[sandbox]` roots read anchors the same way.
+pub(super) fn split_anchor(text: &str) -> Option<(PathAnchor, &str)> {
+    if let Some(r) = text.strip_prefix("{workspace}") {
+        Some((PathAnchor::Workspace, r))
+    } else if let Some(r) = text.strip_prefix("{output_dir}") {
+        Some((PathAnchor::OutputDir, r))
+    } else if let Some(r) = text.strip_prefix("{home}") {
+        Some((PathAnchor::Home, r))
+    } else if let Some(r) = text.strip_prefix('~') {
+        Some((PathAnchor::Home, r))
+    } else if text.starts_with('/') {
+        Some((PathAnchor::Root, text))
+    } else {
+        None
     }
 }

@@ -6,7 +6,6 @@ use toml::Spanned;
 use super::super::sandbox::{RawSandbox, SandboxMode, SandboxRoot};
 use super::{File, Loader};
 use crate::codes::DiagnosticCode;
-use crate::policy::PathAnchor;
 
 impl Loader {
     /// `[sandbox]`: scalars override an included file's, lists and program rules extend.
@@ -81,18 +80,13 @@ impl Loader {
     /// A literal path with an anchor: no globs, no `.` or `..`.
     fn sandbox_root(&mut self, file: &File, item: &Spanned<String>) -> Option<SandboxRoot> {
         let text = item.get_ref();
-        let (anchor, rest) = if let Some(r) = text.strip_prefix("{workspace}") {
-            (PathAnchor::Workspace, r)
-        } else if let Some(r) = text.strip_prefix("{home}") {
-            (PathAnchor::Home, r)
-        } else if let Some(r) = text.strip_prefix('~') {
-            (PathAnchor::Home, r)
-        } else if text.starts_with('/') {
-            (PathAnchor::Root, text.as_str())
-        } else {
+        let Some((anchor, rest)) = super::paths::split_anchor(text) else {
             self.diag(
                 DiagnosticCode::PolicySandbox,
-                format!("[sandbox] `{text}` must start with {{workspace}}, {{home}}, ~ or /"),
+                format!(
+                    "[sandbox] `{text}` must start with {}",
+                    super::paths::ANCHORS
+                ),
                 file.loc(item.span()),
             );
             return None;
