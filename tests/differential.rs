@@ -887,7 +887,7 @@ fn fidelity_check(sb: &Sandbox, ctx: &Context, policy: &Policy, cmd: &str) -> Re
 }
 
 /// Whether `argv`, refused written plainly only for options the policy does not know
-/// (`option-not-allowed`), is refused by the real program before it does anything (it exits
+/// (`option-not-allowed`, or an option left without its value: `missing-operand`), is refused by the real program before it does anything (it exits
 /// with one of [`USAGE_ERRORS`] and prints nothing): GNU getopt reads every option before
 /// the work starts, so `cat --pre=sh` (what `cat *=sh`
 /// runs in a directory holding a file `--pre=sh`) prints "unrecognized option" and exits.
@@ -895,9 +895,12 @@ fn fidelity_check(sb: &Sandbox, ctx: &Context, policy: &Policy, cmd: &str) -> Re
 /// copy of the workspace with no input, so that a program that does accept the argv (a
 /// finding) changes nothing the campaign reads.
 /// What GNU programs print when they refuse their command line while reading options, before
-/// any work: getopt's own errors, and an option value that does not parse (`head -name` is
-/// `-n ame`, "invalid number of lines").
+/// any work: getopt's own errors, an option value that does not parse (`head -name` is
+/// `-n ame`, "invalid number of lines"), and the "Try 'PROG --help'" line of every usage error.
 const USAGE_ERRORS: &[&str] = &[
+    // GNU's usage(EXIT_FAILURE), for every command-line error (`cut -d-e`: "the delimiter
+    // must be a single character"; `cut --output=x`: "you must specify a list").
+    " --help' for more information.",
     "unrecognized option",
     "invalid option",
     "option requires an argument",
@@ -906,7 +909,8 @@ const USAGE_ERRORS: &[&str] = &[
 ];
 
 fn refused_before_work(sb: &Sandbox, argv: &[String], d: &shellgate::Decision) -> bool {
-    if d.reasons.is_empty() || d.reasons.iter().any(|r| r.code != "option-not-allowed") {
+    let option_reason = |code: &str| code == "option-not-allowed" || code == "missing-operand";
+    if d.reasons.is_empty() || !d.reasons.iter().all(|r| option_reason(r.code)) {
         return false;
     }
     let Some(real) = argv.first().and_then(|p| {
@@ -929,7 +933,8 @@ fn refused_before_work(sb: &Sandbox, argv: &[String], d: &shellgate::Decision) -
         .args(&argv[1..])
         .current_dir(scratch.path())
         .env_clear()
-        .env("PATH", "/nonexistent")
+        // A wrapper (`timeout 5 cat --pre=sh`) must find the program it runs.
+        .env("PATH", "/usr/bin:/bin")
         .env("LANG", "C.UTF-8")
         .stdin(std::process::Stdio::null())
         .output()
@@ -1000,6 +1005,53 @@ fn every_argv_bash_runs_for_an_allowed_command_is_allowed_as_plain_words() {
     assert!(findings.is_empty(), "{}", findings.join("\n"));
     if let Err(e) = result {
         panic!("{e}");
+    }
+}
+
+/// The shapes the 1,000,000-command campaign of seed 9005 flagged, each a glob (matched or
+/// left as written) that the real program refuses before any work: a wrapper in front
+/// (`timeout 5 cat *=sh`), an option left without its value (`head -*-n`), a value GNU checks
+/// first (`cut -d-e`), an abbreviation the policy wants in full (`cut [-]*x` matches
+/// `--output=x`, which cut refuses for want of a list). `FIDELITY_PROBE='["cmd", ...]'`
+/// checks other commands the same way (for triaging a campaign's findings).
+#[test]
+fn fidelity_probe() {
+    let policies = shipped_policies();
+    let (sb, ctx) = fidelity_sandbox();
+    let cmds: Vec<String> = match std::env::var("FIDELITY_PROBE") {
+        Ok(json) => serde_json::from_str(&json).expect("FIDELITY_PROBE is a JSON list of strings"),
+        Err(_) => [
+            "timeout 5 cat *=sh",
+            "for f in *.txt; do cut -S./*-f; done",
+            "head -S*=sh-n",
+            "head -m-*-n",
+            "stat -n*=sh-c",
+            "cut [-]*x",
+            "cut -d-e *=sh",
+            "cut 14k -d[-]*--pre=sh --*=sh",
+        ]
+        .map(String::from)
+        .to_vec(),
+    };
+    let mut findings = Vec::new();
+    let mut refused = Vec::new();
+    for cmd in &cmds {
+        let mut allowed = false;
+        for policy in &policies {
+            match fidelity_check(&sb, &ctx, policy, cmd) {
+                Ok(ran) => allowed |= ran,
+                Err(e) => findings.push(e),
+            }
+        }
+        if !allowed {
+            refused.push(cmd.as_str());
+        }
+    }
+    assert!(findings.is_empty(), "{}", findings.join("\n"));
+    // Each shape is still allowed by a shipped policy (`timeout` by developer only), so that
+    // the probe keeps running it in bash; one refused everywhere would prove nothing here.
+    if std::env::var_os("FIDELITY_PROBE").is_none() {
+        assert!(refused.is_empty(), "refused by both policies: {refused:?}");
     }
 }
 
