@@ -1,6 +1,6 @@
 //! The `shellgate` Python module (`shellgate._shellgate`): thin PyO3 bindings over the Rust
 //! library. Every decision, refusal text and tool result comes from the library itself
-//! ([`shellgate::Policy::evaluate`], [`shellgate::report`], [`Guard::handle_value`]), so Python
+//! ([`shellgate::Policy::evaluate`], [`shellgate::report`], [`Guard::handle_json`]), so Python
 //! answers exactly what `policy-check check`, `explain` and `serve` answer.
 //!
 //! The GIL is released (`py.detach`, PyO3's name for `allow_threads`) while a policy loads,
