@@ -13,7 +13,21 @@ use shellgate::middleware::{
     from_fn, ApprovalRequest, AuditLog, BashSession, ExecError, Executor, Guard, Outcome, Output,
     OutputFilter, PassThrough, SessionConfig, StreamRedaction, ToolUse,
 };
+use shellgate::middleware::{Answer, Call, NotACall, ResultBlock, ToolResult};
 use shellgate::{Context, Policy, Verdict};
+
+/// One bash call through the typed entry point, as its `tool_result`.
+fn run(g: &mut Guard<impl Executor>, id: &str, command: &str) -> ToolResult {
+    tool_result(g.handle(&ToolUse::bash(id, command)))
+}
+
+/// A call's result block, which must be a `tool_result`.
+fn tool_result(call: Call) -> ToolResult {
+    match call.result {
+        ResultBlock::Tool(r) => r,
+        other => panic!("expected a tool_result, got {other:?}"),
+    }
+}
 
 const POLICY: &str = r#"
 [policy]
@@ -150,18 +164,15 @@ fn deny_never_reaches_the_executor() {
     .enumerate()
     {
         let id = format!("toolu_{i}");
-        let call = g.handle_tool_use(&ToolUse::bash(&id, *cmd));
-        assert_eq!(call.result.tool_use_id, id);
-        assert!(call.result.is_error, "{cmd}");
+        let call = g.handle(&ToolUse::bash(&id, *cmd));
+        let r = call.result.as_tool_result().expect("a tool_result");
+        assert_eq!(r.tool_use_id, id);
+        assert!(r.is_error, "{cmd}");
+        assert!(r.content.contains("was not run"), "{cmd}: {}", r.content);
         assert!(
-            call.result.content.contains("was not run"),
-            "{cmd}: {}",
-            call.result.content
-        );
-        assert!(
-            call.result.content.contains("- ["),
+            r.content.contains("- ["),
             "no reason code for {cmd}: {}",
-            call.result.content
+            r.content
         );
         assert_eq!(
             call.outcome,
@@ -177,7 +188,7 @@ fn deny_never_reaches_the_executor() {
 #[test]
 fn a_refusal_names_what_was_refused_and_the_rule() {
     let rec = Recorder::default();
-    let r = guard(&rec).run_command("t1", "rm -rf /");
+    let r = run(&mut guard(&rec), "t1", "rm -rf /");
     assert!(r.content.contains("[program-not-allowed]"), "{}", r.content);
     assert!(r.content.contains("`rm`"), "{}", r.content);
     assert!(r.content.contains("rule `policy.default`"), "{}", r.content);
@@ -201,7 +212,7 @@ fn a_refused_command_leaves_the_workspace_untouched() {
         "touch created.txt",
         "echo x > /tmp/../etc/shellgate-test",
     ] {
-        let r = g.run_command("toolu_x", cmd);
+        let r = run(&mut g, "toolu_x", cmd);
         assert!(r.is_error, "{cmd} was not refused: {}", r.content);
     }
     let names: Vec<_> = std::fs::read_dir(dir.path())
@@ -263,7 +274,17 @@ fn invalid_inputs_are_answered_never_dropped() {
         (json!(["not", "an", "object"]), "must be a JSON object"),
     ];
     for (block, want) in &cases {
-        let r = g.handle_json(block);
+        let r = match g.handle_json(block) {
+            Ok(Answer::Block(ResultBlock::Tool(r))) => r,
+            // Not a call at all: nothing is answered (serve says so); reading it as a
+            // block says why, and nothing ran.
+            Err(NotACall) => {
+                let e = ToolUse::from_json(block).expect_err("not a call");
+                let id = block.get("id").and_then(Value::as_str).unwrap_or("");
+                ToolResult::error(id, e.to_string())
+            }
+            other => panic!("{block}: {other:?}"),
+        };
         assert!(r.is_error, "{block}");
         assert!(r.content.starts_with("Error: "), "{block}: {}", r.content);
         assert!(
@@ -280,24 +301,6 @@ fn invalid_inputs_are_answered_never_dropped() {
 }
 
 #[test]
-fn malformed_json_text_is_answered() {
-    let rec = Recorder::default();
-    let mut g = guard(&rec);
-    let r = g.handle_str("{\"type\": \"tool_use\", \"id\": ");
-    assert!(r.is_error);
-    assert!(
-        r.content.starts_with("Error: malformed JSON"),
-        "{}",
-        r.content
-    );
-    let r = g.handle_str(
-        r#"{"type": "tool_use", "id": "t9", "name": "bash", "input": {"restart": true}}"#,
-    );
-    assert_eq!((r.tool_use_id.as_str(), r.is_error), ("t9", false));
-    assert!(rec.calls().is_empty());
-}
-
-#[test]
 fn a_turn_gets_one_result_per_tool_use_in_order() {
     let rec = Recorder::default();
     let mut g = guard(&rec);
@@ -308,7 +311,9 @@ fn a_turn_gets_one_result_per_tool_use_in_order() {
         {"type": "tool_use", "id": "toolu_c", "name": "bash", "input": {"restart": true}},
         {"type": "tool_use", "id": "toolu_d", "name": "bash", "input": {}},
     ]);
-    let msg = g.handle_turn(content.as_array().unwrap());
+    let Ok(Answer::Message(msg)) = g.handle_json(&json!({"content": content})) else {
+        panic!("a content array gets a user message");
+    };
     let v = serde_json::to_value(&msg).unwrap();
     assert_eq!(v["role"], "user");
     let ids: Vec<&str> = msg.content.iter().map(|r| r.tool_use_id()).collect();
@@ -326,7 +331,7 @@ fn a_turn_gets_one_result_per_tool_use_in_order() {
 fn results_serialize_as_the_documented_shape() {
     let rec = Recorder::default();
     let mut g = guard(&rec);
-    let r = g.handle(&ToolUse::bash("toolu_01A", "rm x"));
+    let r = run(&mut g, "toolu_01A", "rm x");
     let v = serde_json::to_value(&r).unwrap();
     assert_eq!(v["type"], "tool_result");
     assert_eq!(v["tool_use_id"], "toolu_01A");
@@ -360,10 +365,10 @@ fn restart_through_the_guard_resets_the_evaluation_cwd() {
         BashSession::new(SessionConfig::new(dir.path()).timeout(Duration::from_secs(2))).unwrap();
     let mut g = Guard::new(policy(), Context::new(dir.path()), session);
     g.executor_mut().run("cd sub").unwrap();
-    let r = g.handle(&ToolUse {
+    let r = tool_result(g.handle(&ToolUse {
         input: json!({"restart": true}),
         ..ToolUse::bash("t", "")
-    });
+    }));
     assert!(!r.is_error, "{}", r.content);
     assert_eq!(g.context().cwd, dir.path());
     assert_eq!(g.executor().working_dir(), dir.path());
@@ -376,13 +381,15 @@ fn the_audit_log_records_every_call_with_secrets_redacted() {
     let mut g = guard(&rec)
         .with_filter(TestRedactor)
         .with_audit(AuditLog::from_writer(buf.clone()));
-    g.run_command("toolu_1", "echo hunter2");
+    run(&mut g, "toolu_1", "echo hunter2");
     g.handle_json(
         &json!({"type": "tool_use", "id": "toolu_2", "name": "bash", "input": {"command": 1}}),
-    );
+    )
+    .unwrap();
     g.handle_json(
         &json!({"type": "tool_use", "id": "toolu_3", "name": "bash", "input": {"restart": true}}),
-    );
+    )
+    .unwrap();
     let lines = buf.lines();
     assert_eq!(lines.len(), 3);
     let raw = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
@@ -411,13 +418,13 @@ fn the_audit_log_records_every_call_with_secrets_redacted() {
 fn a_failing_audit_log_never_blocks_or_drops_the_call() {
     let rec = Recorder::default();
     let mut g = guard(&rec).with_audit(AuditLog::from_writer(BrokenWriter));
-    let r = g.run_command("toolu_1", "rm -rf /");
+    let r = run(&mut g, "toolu_1", "rm -rf /");
     assert_eq!(r.tool_use_id, "toolu_1");
     assert!(r.is_error);
-    let r = g.handle(&ToolUse {
+    let r = tool_result(g.handle(&ToolUse {
         input: json!({"restart": true}),
         ..ToolUse::bash("toolu_2", "")
-    });
+    }));
     assert!(!r.is_error);
 }
 
@@ -452,15 +459,16 @@ fn a_closure_is_an_executor() {
 fn allowed_commands_run_and_their_output_is_filtered() {
     let rec = Recorder::default().replying(Output::new(b"token=hunter2\n".to_vec(), 0));
     let mut g = guard(&rec).with_filter(TestRedactor);
-    let call = g.handle_tool_use(&ToolUse::bash("toolu_1", "echo hi"));
+    let call = g.handle(&ToolUse::bash("toolu_1", "echo hi"));
+    let r = call.result.as_tool_result().expect("a tool_result");
     assert_eq!(
         call.outcome,
         Outcome::Completed { status: Some(0) },
         "{}",
-        call.result.content
+        r.content
     );
-    assert!(!call.result.is_error);
-    assert_eq!(call.result.content, "token=[REDACTED:test]\n");
+    assert!(!r.is_error);
+    assert_eq!(r.content, "token=[REDACTED:test]\n");
     assert_eq!(rec.calls(), ["echo hi"]);
 }
 
@@ -468,7 +476,7 @@ fn allowed_commands_run_and_their_output_is_filtered() {
 fn empty_output_says_so() {
     let rec = Recorder::default().replying(Output::new(Vec::new(), 0));
     let mut g = guard(&rec);
-    let r = g.run_command("toolu_1", "echo");
+    let r = run(&mut g, "toolu_1", "echo");
     assert_eq!((r.content.as_str(), r.is_error), ("(no output)", false));
 }
 
@@ -476,11 +484,11 @@ fn empty_output_says_so() {
 fn a_nonzero_exit_status_is_an_error_with_the_output() {
     let rec = Recorder::default().replying(Output::new(b"partial".to_vec(), 2));
     let mut g = guard(&rec);
-    let r = g.run_command("toolu_1", "echo hi");
+    let r = run(&mut g, "toolu_1", "echo hi");
     assert!(r.is_error);
     assert_eq!(r.content, "partial\nexit status 2");
     let rec = Recorder::default().replying(Output::without_status(Vec::new()));
-    let r = guard(&rec).run_command("toolu_2", "echo hi");
+    let r = run(&mut guard(&rec), "toolu_2", "echo hi");
     assert!(r.is_error);
     assert_eq!(r.content, "exit status unknown (killed by a signal)");
 }
@@ -499,10 +507,11 @@ fn executor_failures_are_worded_like_the_docs() {
             })
         }),
     );
-    let call = g.handle_tool_use(&ToolUse::bash("toolu_1", "echo hi"));
-    assert!(call.result.is_error);
+    let call = g.handle(&ToolUse::bash("toolu_1", "echo hi"));
+    let r = call.result.as_tool_result().expect("a tool_result");
+    assert!(r.is_error);
     assert_eq!(
-        call.result.content,
+        r.content,
         "started\nError: command timed out after 30 seconds"
     );
     assert_eq!(call.outcome, Outcome::Failed { code: "timeout" });
@@ -511,7 +520,7 @@ fn executor_failures_are_worded_like_the_docs() {
         Context::new("/workspace"),
         from_fn(|_: &str| Err(ExecError::Failed("permission denied".into()))),
     );
-    let r = g.run_command("toolu_2", "echo hi");
+    let r = run(&mut g, "toolu_2", "echo hi");
     assert_eq!(
         (r.content.as_str(), r.is_error),
         ("Error: permission denied", true)
@@ -522,24 +531,17 @@ fn executor_failures_are_worded_like_the_docs() {
 fn ask_without_an_approver_is_refused() {
     let rec = Recorder::default();
     let mut g = guard(&rec);
-    let call = g.handle_tool_use(&ToolUse::bash("toolu_1", "touch notes.txt"));
+    let call = g.handle(&ToolUse::bash("toolu_1", "touch notes.txt"));
+    let r = call.result.as_tool_result().expect("a tool_result");
     assert_eq!(
         call.outcome,
         Outcome::Refused {
             verdict: Verdict::Ask
         }
     );
-    assert!(call.result.is_error);
-    assert!(
-        call.result.content.contains("needs approval"),
-        "{}",
-        call.result.content
-    );
-    assert!(
-        call.result.content.contains("No one can approve"),
-        "{}",
-        call.result.content
-    );
+    assert!(r.is_error);
+    assert!(r.content.contains("needs approval"), "{}", r.content);
+    assert!(r.content.contains("No one can approve"), "{}", r.content);
     assert!(rec.calls().is_empty());
 }
 
@@ -556,13 +558,13 @@ fn ask_goes_to_the_approver() {
         ));
         req.command.contains("yes")
     });
-    let r = g.run_command("toolu_1", "touch no.txt");
+    let r = run(&mut g, "toolu_1", "touch no.txt");
     assert!(
         r.is_error && r.content.contains("declined"),
         "{}",
         r.content
     );
-    let r = g.run_command("toolu_2", "touch yes.txt");
+    let r = run(&mut g, "toolu_2", "touch yes.txt");
     assert!(!r.is_error, "{}", r.content);
     assert_eq!(rec.calls(), ["touch yes.txt"]);
     let asked = asked.lock().unwrap();
@@ -579,14 +581,14 @@ fn after_cd_relative_paths_resolve_in_the_session_cwd() {
     let session =
         BashSession::new(SessionConfig::new(dir.path()).timeout(Duration::from_secs(2))).unwrap();
     let mut g = Guard::new(policy(), Context::new(dir.path()), session);
-    let r = g.run_command("t1", "cd src");
+    let r = run(&mut g, "t1", "cd src");
     assert!(!r.is_error, "{}", r.content);
     assert_eq!(g.context().cwd, dir.path().join("src"));
-    let r = g.run_command("t2", "cat main.rs");
+    let r = run(&mut g, "t2", "cat main.rs");
     assert_eq!((r.content.as_str(), r.is_error), ("fn main() {}\n", false));
     // One level up is still the workspace; two levels up is not.
-    assert!(!g.run_command("t3", "cat ../src/main.rs").is_error);
-    let r = g.run_command("t4", "cat ../../x");
+    assert!(!run(&mut g, "t3", "cat ../src/main.rs").is_error);
+    let r = run(&mut g, "t4", "cat ../../x");
     assert!(
         r.is_error && r.content.contains("was not run"),
         "{}",
@@ -601,8 +603,8 @@ fn a_timeout_through_the_guard_restarts_the_session() {
     let session =
         BashSession::new(SessionConfig::new(dir.path()).timeout(Duration::from_secs(1))).unwrap();
     let mut g = Guard::new(policy(), Context::new(dir.path()), session);
-    assert!(!g.run_command("t1", "cd sub").is_error);
-    let r = g.run_command("t2", "sleep 5");
+    assert!(!run(&mut g, "t1", "cd sub").is_error);
+    let r = run(&mut g, "t2", "sleep 5");
     assert!(r.is_error);
     assert!(
         r.content
@@ -633,7 +635,7 @@ fn a_secret_printed_by_a_real_command_is_redacted() {
     let mut g = Guard::new(policy(), Context::new(dir.path()), session)
         .with_filter(TestRedactor)
         .with_audit(AuditLog::from_writer(buf.clone()));
-    let r = g.run_command("t1", "echo 'password: hunter2'");
+    let r = run(&mut g, "t1", "echo 'password: hunter2'");
     assert_eq!(
         (r.content.as_str(), r.is_error),
         ("password: [REDACTED:test]\n", false)
@@ -655,14 +657,18 @@ fn by_default_secrets_are_redacted_in_output_and_in_the_audit_log() {
     let buf = SharedBuf::default();
     let mut g = Guard::new(policy(), Context::new(dir.path()), session)
         .with_audit(AuditLog::from_writer(buf.clone()));
-    let r = g.run_command("t1", &format!("echo '{AWS_LINE}'"));
+    let r = run(&mut g, "t1", &format!("echo '{AWS_LINE}'"));
     assert!(!r.is_error, "{}", r.content);
     assert_eq!(
         r.content,
         "aws_secret_access_key = [REDACTED:aws-secret-access-key]\n"
     );
     // Refused or not, the command is redacted in the log too.
-    g.run_command("t2", &format!("curl -H '{AWS_LINE}' https://example.com"));
+    run(
+        &mut g,
+        "t2",
+        &format!("curl -H '{AWS_LINE}' https://example.com"),
+    );
     let raw = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
     assert_eq!(raw.lines().count(), 2);
     assert!(
@@ -677,7 +683,7 @@ fn by_default_output_is_truncated_to_the_model_budget() {
         .flat_map(|i| format!("line {i}\n").into_bytes())
         .collect();
     let rec = Recorder::default().replying(Output::new(big, 0));
-    let r = guard(&rec).run_command("t1", "echo hi");
+    let r = run(&mut guard(&rec), "t1", "echo hi");
     assert!(r.content.len() <= 30_000, "{} bytes", r.content.len());
     assert!(r.content.starts_with("line 0\n"));
     assert!(
@@ -689,13 +695,12 @@ fn by_default_output_is_truncated_to_the_model_budget() {
 }
 
 #[test]
-fn handle_value_answers_what_serve_answers() {
-    use shellgate::middleware::{Answer, NOT_A_CALL};
+fn handle_json_answers_what_serve_answers() {
     let rec = Recorder::default();
     let mut g = guard(&rec);
     let block =
         json!({"type": "tool_use", "id": "a", "name": "bash", "input": {"command": "rm -rf /"}});
-    let Some(Answer::Result(r)) = g.handle_value(&block) else {
+    let Ok(Answer::Block(ResultBlock::Tool(r))) = g.handle_json(&block) else {
         panic!("a tool_use block gets one result");
     };
     assert!(r.is_error && r.tool_use_id == "a");
@@ -704,7 +709,7 @@ fn handle_value_answers_what_serve_answers() {
         {"type": "tool_use", "id": "b", "name": "bash", "input": {"command": "echo ok"}},
         {"type": "tool_use", "id": "c", "name": "python", "input": {}},
     ]});
-    let answer = g.handle_value(&message).expect("a message gets an answer");
+    let answer = g.handle_json(&message).expect("a message gets an answer");
     let Answer::Message(m) = &answer else {
         panic!("a message gets a user message");
     };
@@ -720,9 +725,9 @@ fn handle_value_answers_what_serve_answers() {
         json!([1]),
         json!(null),
     ] {
-        assert!(g.handle_value(&other).is_none(), "{other}");
+        assert_eq!(g.handle_json(&other), Err(NotACall), "{other}");
     }
-    assert!(NOT_A_CALL.contains("tool_use"));
+    assert!(NotACall.to_string().contains("tool_use"));
     assert_eq!(rec.calls(), ["echo ok"]);
 }
 
@@ -737,7 +742,7 @@ fn the_reference_guard_refuses_a_missing_directory_and_runs_in_its_cwd() {
     }
     let mut g = Guard::reference(policy(), dir.path(), Duration::from_secs(5)).unwrap();
     assert_eq!(g.context().workspace, [dir.path().to_path_buf()]);
-    let r = g.handle(&ToolUse::bash("p", "pwd"));
+    let r = run(&mut g, "p", "pwd");
     assert_eq!(r.content, format!("{}\n", dir.path().display()));
 }
 
@@ -874,7 +879,7 @@ fn code_editor(id: &str, input: Value) -> Value {
 }
 
 fn answer(g: &mut Guard<impl Executor>, block: &Value) -> Value {
-    serde_json::to_value(g.answer_json(block)).unwrap()
+    serde_json::to_value(g.handle_json(block).expect("a call")).unwrap()
 }
 
 #[test]
@@ -1312,7 +1317,7 @@ fn tools_not_enabled_are_unknown_and_server_tool_use_blocks_are_calls() {
         {"type": "text", "text": "and"},
         editor("u4", json!({"command": "view", "path": "a.txt", "view_range": [1, 1]})),
     ]});
-    let v = serde_json::to_value(g.handle_value(&turn).unwrap()).unwrap();
+    let v = serde_json::to_value(g.handle_json(&turn).unwrap()).unwrap();
     assert_eq!(
         v,
         json!({"role": "user", "content": [
@@ -1335,7 +1340,7 @@ fn a_turn_answers_only_the_server_tool_calls_it_hosts() {
         code_editor("c2", view.clone()),
         {"type": "text_editor_code_execution_tool_result", "tool_use_id": "c2", "content": {}},
     ]});
-    let v = serde_json::to_value(g.handle_value(&turn).unwrap()).unwrap();
+    let v = serde_json::to_value(g.handle_json(&turn).unwrap()).unwrap();
     assert_eq!(
         v,
         json!({"role": "user", "content": [
@@ -1346,7 +1351,7 @@ fn a_turn_answers_only_the_server_tool_calls_it_hosts() {
     );
     // Without code execution enabled, its server_tool_use blocks are left alone in a turn.
     let mut g = g.with_tools(shellgate::middleware::ToolSet::default());
-    let v = serde_json::to_value(g.handle_value(&turn).unwrap()).unwrap();
+    let v = serde_json::to_value(g.handle_json(&turn).unwrap()).unwrap();
     assert_eq!(v, json!({"role": "user", "content": []}));
 }
 
@@ -1392,7 +1397,7 @@ fn code_execution_through_the_rust_api_keeps_stdout_and_stderr_apart_and_redacte
         .resolve("file_../../etc")
         .is_none());
     // The bash tool moves the session; file tools follow its working directory.
-    let r = g.handle(&ToolUse::bash("x2", "cd src"));
+    let r = run(&mut g, "x2", "cd src");
     assert!(!r.is_error, "{}", r.content);
     let r = answer(
         &mut g,
@@ -1514,4 +1519,141 @@ fn file_operations_are_audited_with_their_path_and_reasons() {
             ),
         ]
     );
+}
+
+/// The two entry points are one: each call answered through `handle_json` (as serve does)
+/// gets exactly the result block `handle` gives the same call as a `ToolUse`, for every tool
+/// and every way a call ends, and the typed one's outcome says how it ended.
+#[test]
+fn the_json_and_the_typed_entry_points_answer_alike() {
+    let server = |name: &str, id: &str, input: Value| json!({"type": "server_tool_use", "id": id, "name": name, "input": input});
+    let code =
+        |id: &str, command: &str| server("bash_code_execution", id, json!({"command": command}));
+    let bash = |id: &str, input: Value| json!({"type": "tool_use", "id": id, "name": "bash", "input": input});
+    let denied = Outcome::Refused {
+        verdict: Verdict::Deny,
+    };
+    let ok = Outcome::Completed { status: Some(0) };
+    let calls = [
+        (
+            bash("b1", json!({"command": "echo hi; cat a.txt"})),
+            ok.clone(),
+        ),
+        (
+            bash("b2", json!({"command": "cat ../outside/key"})),
+            denied.clone(),
+        ),
+        (
+            bash("b3", json!({"command": "cat missing.txt"})),
+            Outcome::Completed { status: Some(1) },
+        ),
+        (
+            bash("b4", json!({"command": "echo", "restart": true})),
+            Outcome::Invalid,
+        ),
+        (bash("b5", json!({"command": "cd src"})), ok.clone()),
+        (
+            editor("e1", json!({"command": "view", "path": "lib.rs"})),
+            ok.clone(),
+        ),
+        (
+            editor(
+                "e2",
+                json!({"command": "create", "path": "new.txt", "file_text": "x\n"}),
+            ),
+            ok.clone(),
+        ),
+        (
+            editor(
+                "e3",
+                json!({"command": "view", "path": "../../outside/key"}),
+            ),
+            denied.clone(),
+        ),
+        (
+            editor("e4", json!({"command": "view", "path": "nope.txt"})),
+            Outcome::Failed {
+                code: "file_not_found",
+            },
+        ),
+        (
+            editor("e5", json!({"command": "frobnicate"})),
+            Outcome::Invalid,
+        ),
+        (code("c1", "echo out; echo err >&2"), ok.clone()),
+        (code("c2", "cat ../../outside/key"), denied.clone()),
+        (
+            code("c3", "cat missing.txt"),
+            Outcome::Completed { status: Some(1) },
+        ),
+        (
+            code_editor("c4", json!({"command": "view", "path": "new.txt"})),
+            ok.clone(),
+        ),
+        (
+            code_editor(
+                "c5",
+                json!({"command": "insert", "path": "new.txt", "insert_line": 0, "new_str": "y"}),
+            ),
+            Outcome::Failed {
+                code: "invalid_tool_input",
+            },
+        ),
+        (
+            server("web_search", "w1", json!({"query": "x"})),
+            Outcome::Invalid,
+        ),
+        (bash("b6", json!({"restart": true})), Outcome::Restarted),
+        (bash("b7", json!({"command": "ls"})), ok.clone()),
+    ];
+    // Each entry point in a fresh guard over the same workspace, so that each sees the same
+    // files and the same paths.
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path().canonicalize().unwrap();
+    let ws = root.join("ws");
+    let run_all = |typed: bool| -> Vec<(Answer, Option<Outcome>)> {
+        let _ = std::fs::remove_dir_all(&ws);
+        std::fs::create_dir_all(ws.join("src")).unwrap();
+        std::fs::create_dir_all(root.join("outside")).unwrap();
+        std::fs::write(ws.join("a.txt"), "one\n").unwrap();
+        std::fs::write(ws.join("src/lib.rs"), "fn main() {}\n").unwrap();
+        std::fs::write(root.join("outside/key"), "OUTSIDE-KEY-4711\n").unwrap();
+        let mut g = Guard::reference(tools_policy(), &ws, Duration::from_secs(5))
+            .unwrap()
+            .with_tools(shellgate::middleware::ToolSet::all());
+        calls
+            .iter()
+            .map(|(block, _)| {
+                if typed {
+                    let tool_use = ToolUse::from_json(block).expect("a tool_use block");
+                    let call = g.handle(&tool_use);
+                    (Answer::Block(call.result), Some(call.outcome))
+                } else {
+                    (g.handle_json(block).expect("a call"), None)
+                }
+            })
+            .collect()
+    };
+    let from_json = run_all(false);
+    let typed = run_all(true);
+    for (((block, want), (json_answer, _)), (typed_answer, outcome)) in
+        calls.iter().zip(&from_json).zip(&typed)
+    {
+        assert_eq!(json_answer, typed_answer, "{block}");
+        assert_eq!(outcome.as_ref(), Some(want), "{block}: {typed_answer:?}");
+        assert_eq!(
+            serde_json::to_string(json_answer).unwrap(),
+            serde_json::to_string(typed_answer).unwrap()
+        );
+    }
+    // And they are real answers: the session ran, moved and restarted.
+    let text = |i: usize| match &typed[i].0 {
+        Answer::Block(ResultBlock::Tool(r)) => r.content.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(text(0), "hi\none\n");
+    assert_eq!(text(5), "     1\tfn main() {}\n");
+    // Back in the workspace after the restart (it was in `src`, where `new.txt` was made).
+    assert_eq!(text(17), "a.txt\nsrc\n");
+    assert!(ws.join("src/new.txt").is_file());
 }

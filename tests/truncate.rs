@@ -400,7 +400,7 @@ proptest! {
 
 mod through_the_session {
     use super::{accounts_for, marker, newlines};
-    use shellgate::middleware::{BashSession, Guard, SessionConfig, StreamRedaction};
+    use shellgate::middleware::{BashSession, Guard, SessionConfig, StreamRedaction, ToolUse};
     use shellgate::{Context, Policy};
     use std::time::{Duration, Instant};
 
@@ -435,7 +435,10 @@ operands = "text"
     fn check(dir: &std::path::Path, cmd: &str, expected: &str, r: StreamRedaction) -> String {
         let mut g = guard(dir, r);
         let started = Instant::now();
-        let r = g.run_command("toolu_big", cmd);
+        let r = g
+            .handle(&ToolUse::bash("toolu_big", cmd))
+            .result
+            .into_tool_result();
         eprintln!("{cmd}: {:?}", started.elapsed());
         assert!(!r.is_error, "{}", r.content);
         let out = r.content;
@@ -475,7 +478,10 @@ operands = "text"
             Context::new(dir.path()),
             BashSession::new(config).unwrap(),
         );
-        let r = g.run_command("toolu_slow", "seq 1 2000000; sleep 60");
+        let r = g
+            .handle(&ToolUse::bash("toolu_slow", "seq 1 2000000; sleep 60"))
+            .result
+            .into_tool_result();
         assert!(r.is_error, "{}", r.content);
         assert!(r.content.contains("timed out"), "{}", r.content);
         let text: String = (1..=2_000_000u32).map(|i| format!("{i}\n")).collect();
@@ -521,7 +527,10 @@ operands = "text"
         std::fs::write(dir.path().join("blob.bin"), &data).unwrap();
         let mut g = guard(dir.path(), StreamRedaction::Off);
         let started = Instant::now();
-        let r = g.run_command("toolu_bin", "cat blob.bin");
+        let r = g
+            .handle(&ToolUse::bash("toolu_bin", "cat blob.bin"))
+            .result
+            .into_tool_result();
         eprintln!("cat blob.bin: {:?}", started.elapsed());
         let (_, _, lines, bytes) = marker(&r.content).expect(&r.content);
         assert!(r.content.contains(": binary output ("), "{}", r.content);

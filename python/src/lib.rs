@@ -1,6 +1,6 @@
 //! The `shellgate` Python module (`shellgate._shellgate`): thin PyO3 bindings over the Rust
 //! library. Every decision, refusal text and tool result comes from the library itself
-//! ([`shellgate::Policy::evaluate`], [`shellgate::report`], [`Guard::handle_value`]), so Python
+//! ([`shellgate::Policy::evaluate`], [`shellgate::report`], [`Guard::handle_json`]), so Python
 //! answers exactly what `policy-check check`, `explain` and `serve` answer.
 //!
 //! The GIL is released (`py.detach`, PyO3's name for `allow_threads`) while a policy loads,
@@ -20,7 +20,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::Value;
 use shellgate::middleware::{
-    Answer, BashSession, ExecError, Executor, Guard, Output, RedactThenTruncate, NOT_A_CALL,
+    Answer, BashSession, ExecError, Executor, Guard, NotACall, Output, RedactThenTruncate,
 };
 use shellgate::redact::{Redactor, RuleSet};
 use shellgate::truncate::TruncateConfig;
@@ -503,14 +503,14 @@ impl Executor for PyExecutor {
 
 enum AnyGuard {
     Bash(Box<Guard<BashSession>>),
-    Python(Guard<PyExecutor>),
+    Python(Box<Guard<PyExecutor>>),
 }
 
 impl AnyGuard {
-    fn handle_value(&mut self, value: &Value) -> Option<Answer> {
+    fn handle_json(&mut self, value: &Value) -> Result<Answer, NotACall> {
         match self {
-            AnyGuard::Bash(g) => g.handle_value(value),
-            AnyGuard::Python(g) => g.handle_value(value),
+            AnyGuard::Bash(g) => g.handle_json(value),
+            AnyGuard::Python(g) => g.handle_json(value),
         }
     }
 
@@ -578,7 +578,9 @@ impl PyGuard {
                     pending: pending.clone(),
                 };
                 let ctx = Context::new(&cwd);
-                AnyGuard::Python(Guard::new(policy, ctx, executor).with_filter(filter))
+                AnyGuard::Python(Box::new(
+                    Guard::new(policy, ctx, executor).with_filter(filter),
+                ))
             }
         };
         Ok(PyGuard {
@@ -602,7 +604,7 @@ impl PyGuard {
         let (answer, pending) = py.detach(|| {
             let mut state = lock(&self.state);
             *lock(&self.busy) = Some(me);
-            let answer = state.guard.as_mut().map(|g| g.handle_value(&value));
+            let answer = state.guard.as_mut().map(|g| g.handle_json(&value));
             *lock(&self.busy) = None;
             // Taken while this call still holds the guard, so that another thread's call
             // cannot raise this one's error.
@@ -613,8 +615,8 @@ impl PyGuard {
         }
         let answer = match answer {
             None => return Err(PyRuntimeError::new_err("the Guard is closed")),
-            Some(None) => return Err(PyValueError::new_err(NOT_A_CALL)),
-            Some(Some(a)) => a,
+            Some(Err(not_a_call)) => return Err(PyValueError::new_err(not_a_call.to_string())),
+            Some(Ok(a)) => a,
         };
         let json = serde_json::to_value(&answer)
             .map_err(|e| PyRuntimeError::new_err(format!("cannot encode the answer: {e}")))?;

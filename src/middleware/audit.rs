@@ -138,8 +138,8 @@ impl AuditRecord {
     }
 
     pub(crate) fn finish(&mut self, call: &Call, took: Duration) {
-        self.is_error = call.result.is_error;
-        self.result_bytes = call.result.content.len();
+        self.is_error = call.result.is_error();
+        self.result_bytes = call.result.as_tool_result().map_or(0, |r| r.content.len());
         self.duration_ms = u64::try_from(took.as_millis()).unwrap_or(u64::MAX);
         if let Outcome::Completed { status } = call.outcome {
             self.exit_status = status;

@@ -13,7 +13,8 @@ use super::shapes::{
     CodeExecutionContent, CodeExecutionErrorCode as Code, CodeExecutionResult,
     CodeExecutionResultType, OutputFileRef, OutputFileType,
 };
-use super::{ExecError, Executor, Guard, Output};
+use super::{Call, ExecError, Executor, Guard, Outcome, Output};
+use crate::policy::Verdict;
 
 /// The largest `$OUTPUT_DIR` file returned by default (larger: `output_file_too_large`).
 pub(crate) const DEFAULT_MAX_OUTPUT_FILE_BYTES: u64 = 32 * 1024 * 1024;
@@ -21,7 +22,7 @@ pub(crate) const DEFAULT_MAX_OUTPUT_FILE_BYTES: u64 = 32 * 1024 * 1024;
 impl<E: Executor> Guard<E> {
     /// A `bash_code_execution` call: evaluate with `{output_dir}` known, run with stdout
     /// and stderr apart, capture the files.
-    pub(super) fn code_execution(&mut self, id: &str, input: &Value) -> CodeExecutionResult {
+    pub(super) fn code_execution(&mut self, id: &str, input: &Value) -> Call {
         let started = Instant::now();
         let mut rec = AuditRecord::new(id);
         rec.action = "code";
@@ -29,7 +30,25 @@ impl<E: Executor> Guard<E> {
         rec.is_error = result.is_error();
         rec.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         self.audit(&rec);
-        result
+        let outcome = match (rec.action, rec.verdict, result.error_code()) {
+            ("invalid", _, _) => Outcome::Invalid,
+            ("restart", _, _) => Outcome::Restarted,
+            (_, Some(verdict), Some(_))
+                if verdict != Verdict::Allow && rec.approved != Some(true) =>
+            {
+                Outcome::Refused { verdict }
+            }
+            (_, _, Some(code)) => Outcome::Failed {
+                code: rec.error.unwrap_or(code.as_str()),
+            },
+            (_, _, None) => Outcome::Completed {
+                status: rec.exit_status,
+            },
+        };
+        Call {
+            result: result.into(),
+            outcome,
+        }
     }
 
     fn code_execution_inner(

@@ -8,20 +8,20 @@ use serde_json::Value;
 
 use super::approver::{ApprovalRequest, Approver};
 use super::audit::{AuditLog, AuditRecord};
-use super::blocks::{BashInput, InputError, ToolResult, ToolUse, UserMessage, BASH_TOOL_NAME};
+use super::blocks::{BashInput, InputError, ToolResult, ToolUse, UserMessage};
 use super::code_execution::DEFAULT_MAX_OUTPUT_FILE_BYTES;
 use super::executor::{Executor, Output};
 use super::files::{FileTool, LocalFiles};
 use super::filter::{OutputFilter, RedactThenTruncate};
 use super::outputs::OutputFiles;
-use super::shapes::{CodeExecutionResult, ResultBlock, ToolSet};
+use super::shapes::{ResultBlock, ToolSet};
 use super::text_editor::EditorLimits;
 use super::tool_calls;
 use crate::evaluate::{Context, Decision};
 use crate::policy::{Policy, Verdict};
 use crate::report;
 
-/// How a call ended, beyond its [`ToolResult`].
+/// How a call ended, beyond its result block.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Outcome {
@@ -30,48 +30,52 @@ pub enum Outcome {
         /// The policy's verdict.
         verdict: Verdict,
     },
-    /// The command ran to completion with this exit status (`None`: killed by a signal).
+    /// The call ran to completion: a command with this exit status (`None`: killed by a
+    /// signal), a file operation of the text editor with `Some(0)`.
     Completed {
         /// The exit status.
         status: Option<i32>,
     },
-    /// The executor failed (timeout, session exit, ...).
+    /// The call could not be done: the executor failed (timeout, session exit, ...:
+    /// [`ExecError::code`](super::ExecError::code)), a file operation failed (its
+    /// [`CodeExecutionErrorCode`](super::shapes::CodeExecutionErrorCode), such as
+    /// `file_not_found`), or the rate limit was reached (`rate-limited`).
     Failed {
-        /// [`ExecError::code`](super::ExecError::code).
+        /// What failed.
         code: &'static str,
     },
     /// The session was restarted (or restarting failed: see the result).
     Restarted,
-    /// The call was not a valid bash call.
+    /// The call was not a valid call of an enabled tool.
     Invalid,
 }
 
-/// One handled call: the result for the model and how it ended.
+/// One handled call ([`Guard::handle`]): the result for the model and how it ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Call {
-    /// The `tool_result` block.
-    pub result: ToolResult,
+    /// The result block, in the shape of the call's tool.
+    pub result: ResultBlock,
     /// How it ended.
     pub outcome: Outcome,
 }
 
-/// What [`Guard::handle_value`] answers: a `tool_result` block, or a user message of them.
-/// It serialises as the bare block or message.
+/// What [`Guard::handle_json`] answers: a result block, or a user message of them. It
+/// serialises as the bare block or message (what `policy-check serve` prints).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(untagged)]
 pub enum Answer {
-    /// The answer to one `tool_use` block.
-    Result(ToolResult),
-    /// The answer to a message's `content`: one result per `tool_use`, in order.
+    /// The answer to one `tool_use` or `server_tool_use` block.
+    Block(ResultBlock),
+    /// The answer to a message's `content`: one result per call, in order.
     Message(UserMessage),
-    /// The answer to one code execution call (`bash_code_execution`,
-    /// `text_editor_code_execution`).
-    CodeExecution(CodeExecutionResult),
 }
 
-/// Why a value got no [`Answer`] from [`Guard::handle_value`].
-pub const NOT_A_CALL: &str = "expected a tool_use block or a message with a content array";
+/// Why a value got no [`Answer`] from [`Guard::handle_json`]: it is neither a call nor a
+/// message with a `content` array.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("expected a tool_use block or a message with a content array")]
+pub struct NotACall;
 
 /// Checks each call against a policy before the executor runs it; see the [module
 /// docs](crate::middleware).
@@ -165,52 +169,56 @@ impl<E: Executor> Guard<E> {
         self.executor
     }
 
-    /// Answer one `tool_use` block as a `tool_result` (a code execution call's typed result
-    /// as its JSON text: [`ResultBlock::into_tool_result`]).
-    pub fn handle(&mut self, tool_use: &ToolUse) -> ToolResult {
-        self.answer(tool_use).into_tool_result()
+    /// Answer one JSON value, as `policy-check serve` does: a `tool_use` or `server_tool_use`
+    /// block gets its result block, in its tool's shape ([`Guard::handle`]); an object with a
+    /// `content` array (an assistant message, a whole API response) gets one user message
+    /// answering, in order, each `tool_use` in it and each `server_tool_use` of an enabled
+    /// tool that it holds no result for (other blocks are skipped). A block that cannot be
+    /// read gets an `is_error` result quoting its `id` when it has a string one. Anything
+    /// else is [`NotACall`], and nothing ran.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use shellgate::middleware::{from_fn, Guard, Output};
+    /// use shellgate::{Context, Policy};
+    ///
+    /// let policy = Policy::from_toml("[programs.echo]\noperands = \"text\"\n", "p.toml")?;
+    /// let executor = from_fn(|_: &str| Ok(Output::new(b"hi\n".to_vec(), 0)));
+    /// let mut guard = Guard::new(policy, Context::new("/srv/project"), executor);
+    /// let response = json!({"role": "assistant", "content": [
+    ///     {"type": "text", "text": "Let me look."},
+    ///     {"type": "tool_use", "id": "t1", "name": "bash", "input": {"command": "echo hi"}},
+    /// ]});
+    /// let answer = serde_json::to_value(guard.handle_json(&response)?)?;
+    /// assert_eq!(answer, json!({"role": "user", "content": [
+    ///     {"type": "tool_result", "tool_use_id": "t1", "content": "hi\n", "is_error": false},
+    /// ]}));
+    /// assert!(guard.handle_json(&json!({"role": "assistant"})).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn handle_json(&mut self, value: &Value) -> Result<Answer, NotACall> {
+        if is_call(value) {
+            return Ok(Answer::Block(self.block_json(value)));
+        }
+        match value.get("content") {
+            Some(Value::Array(blocks)) => Ok(Answer::Message(self.turn(blocks))),
+            _ => Err(NotACall),
+        }
     }
 
-    /// Answer one `tool_use` block given as JSON. Anything that is not a valid bash call gets
-    /// an `is_error` result (quoting the block's `id` when it has a string one). A code
-    /// execution call's result comes back as a `tool_result` whose content is the result's
-    /// JSON ([`ResultBlock::into_tool_result`]); [`Guard::answer_json`] keeps its shape.
-    pub fn handle_json(&mut self, block: &Value) -> ToolResult {
-        self.answer_json(block).into_tool_result()
-    }
-
-    /// Answer one `tool_use` or `server_tool_use` block given as JSON, in the shape of its
-    /// tool ([`Guard::answer`]). A block that cannot be read gets an `is_error` `tool_result`.
-    pub fn answer_json(&mut self, block: &Value) -> ResultBlock {
+    /// One block given as JSON, in the shape of its tool.
+    fn block_json(&mut self, block: &Value) -> ResultBlock {
         match ToolUse::from_json(block) {
-            Ok(tool_use) => self.answer(&tool_use),
+            Ok(tool_use) => self.handle(&tool_use).result,
             Err(e) => {
                 let id = block.get("id").and_then(Value::as_str).unwrap_or("");
-                self.invalid(id, None, e).result.into()
+                self.invalid(id, None, e).result
             }
         }
     }
 
-    /// Answer one `tool_use` block given as JSON text. Malformed JSON gets an `is_error`
-    /// result too (with an empty `tool_use_id`, since none can be read).
-    pub fn handle_str(&mut self, json: &str) -> ToolResult {
-        match serde_json::from_str::<Value>(json) {
-            Ok(block) => self.handle_json(&block),
-            Err(e) => {
-                let e = InputError::MalformedJson {
-                    message: e.to_string(),
-                };
-                self.invalid("", None, e).result
-            }
-        }
-    }
-
-    /// Answer every `tool_use` block of an assistant message's `content`, and every
-    /// `server_tool_use` of an enabled tool that the message holds no result for, in order,
-    /// as one user message. Other blocks (text, thinking, results, other server tools) are
-    /// skipped; `tool_use`s of tools not enabled ([`Guard::with_tools`]) get an `is_error`
-    /// result saying the tool is unknown.
-    pub fn handle_turn(&mut self, content: &[Value]) -> UserMessage {
+    /// Every call of a message's `content` that is ours to answer, as one user message.
+    fn turn(&mut self, content: &[Value]) -> UserMessage {
         // A server tool's call is the application's to answer only when it hosts that tool
         // and the API has not answered it already (web_search and the like run on the API's
         // side: their results are in the message).
@@ -233,35 +241,12 @@ impl<E: Executor> Guard<E> {
             _ => false,
         };
         let calls: Vec<&Value> = content.iter().filter(|b| ours(b)).collect();
-        let results = calls.into_iter().map(|b| self.answer_json(b)).collect();
+        let results = calls.into_iter().map(|b| self.block_json(b)).collect();
         UserMessage::new(results)
     }
 
-    /// Answer what `policy-check serve` answers, from one JSON value: a `tool_use` block gets
-    /// its `tool_result` ([`handle_json`](Guard::handle_json)); an object with a `content`
-    /// array (an assistant message, a whole API response) gets one user message answering each
-    /// `tool_use` in it ([`handle_turn`](Guard::handle_turn)). Anything else is `None`: it is
-    /// not a call ([`NOT_A_CALL`] says so), and nothing ran.
-    pub fn handle_value(&mut self, value: &Value) -> Option<Answer> {
-        if is_call(value) {
-            return Some(match self.answer_json(value) {
-                ResultBlock::Tool(r) => Answer::Result(r),
-                ResultBlock::CodeExecution(r) => Answer::CodeExecution(r),
-            });
-        }
-        match value.get("content") {
-            Some(Value::Array(blocks)) => Some(Answer::Message(self.handle_turn(blocks))),
-            _ => None,
-        }
-    }
-
-    /// Answer one bash `tool_use` block, with its [`Outcome`] (any other tool is answered
-    /// as unknown here: see [`Guard::answer`]).
-    pub fn handle_tool_use(&mut self, tool_use: &ToolUse) -> Call {
-        if tool_use.name != BASH_TOOL_NAME || !self.tools.bash {
-            let e = self.unknown_tool(&tool_use.name);
-            return self.invalid(&tool_use.id, None, e);
-        }
+    /// One `bash` call (the tool is enabled): its input read, then run or refused.
+    pub(super) fn bash(&mut self, tool_use: &ToolUse) -> Call {
         match BashInput::from_json(&tool_use.input) {
             Ok(input) => self.call(&tool_use.id, &input),
             Err(e) => {
@@ -271,14 +256,8 @@ impl<E: Executor> Guard<E> {
         }
     }
 
-    /// Run `command` as the call `tool_use_id`: evaluate, then run or refuse.
-    pub fn run_command(&mut self, tool_use_id: &str, command: &str) -> ToolResult {
-        self.call(tool_use_id, &BashInput::Command(command.to_string()))
-            .result
-    }
-
     /// Handle a validated bash input.
-    pub fn call(&mut self, tool_use_id: &str, input: &BashInput) -> Call {
+    fn call(&mut self, tool_use_id: &str, input: &BashInput) -> Call {
         let started = Instant::now();
         let mut rec = AuditRecord::new(tool_use_id);
         let call = match input {
@@ -306,7 +285,7 @@ impl<E: Executor> Guard<E> {
         };
         self.sync_cwd();
         Call {
-            result,
+            result: result.into(),
             outcome: Outcome::Restarted,
         }
     }
@@ -372,7 +351,7 @@ impl<E: Executor> Guard<E> {
                     ToolResult::error(id, content)
                 };
                 Call {
-                    result,
+                    result: result.into(),
                     outcome: Outcome::Completed { status: out.status },
                 }
             }
@@ -393,7 +372,7 @@ impl<E: Executor> Guard<E> {
                 }
                 content.push_str(&e.to_string());
                 Call {
-                    result: ToolResult::error(id, content),
+                    result: ToolResult::error(id, content).into(),
                     outcome: Outcome::Failed { code: e.code() },
                 }
             }
@@ -405,7 +384,7 @@ impl<E: Executor> Guard<E> {
         rec.action = "invalid";
         rec.command = command.map(|c| self.filter.filter(c.as_bytes()));
         let call = Call {
-            result: ToolResult::error(id, e.to_string()),
+            result: ToolResult::error(id, e.to_string()).into(),
             outcome: Outcome::Invalid,
         };
         rec.finish(&call, Duration::ZERO);
@@ -446,7 +425,7 @@ fn refused(id: &str, command: &str, decision: &Decision, note: Option<&str>) -> 
         content.push_str(note);
     }
     Call {
-        result: ToolResult::error(id, content),
+        result: ToolResult::error(id, content).into(),
         outcome: Outcome::Refused {
             verdict: decision.verdict,
         },

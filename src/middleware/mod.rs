@@ -11,6 +11,13 @@
 //! - on **allow**, runs the command, passes the output through the [`OutputFilter`]
 //!   (redaction, then truncation) and answers with it.
 //!
+//! Two methods answer calls: [`Guard::handle`] takes a typed [`ToolUse`] of any enabled tool
+//! and returns a [`Call`]: the result block in its tool's shape and the [`Outcome`] (refused,
+//! completed with an exit status, failed, invalid) that `policy-check run` and the audit log
+//! use. [`Guard::handle_json`] takes JSON as `policy-check serve` reads it (a `tool_use` or
+//! `server_tool_use` block, or a message or response with a `content` array) and returns the
+//! [`Answer`] serve prints, or [`NotACall`].
+//!
 //! Invalid calls (no command, both command and restart, wrong JSON types, an unknown tool,
 //! malformed JSON) are answered with an `is_error` result too: a call is never dropped and
 //! never panics.
@@ -27,7 +34,7 @@
 //! # Example: wrap a custom executor
 //!
 //! ```
-//! use shellgate::middleware::{from_fn, Guard, Output, ToolUse};
+//! use shellgate::middleware::{from_fn, Guard, Outcome, Output, ToolUse};
 //! use shellgate::{Context, Policy};
 //!
 //! let policy = Policy::from_toml("[programs.echo]\noperands = \"text\"\n", "mine.toml")?;
@@ -38,8 +45,12 @@
 //! });
 //! let mut guard = Guard::new(policy, Context::new("/srv/project"), executor);
 //! let refused = guard.handle(&ToolUse::bash("toolu_01", "rm -rf /"));
+//! assert!(matches!(refused.outcome, Outcome::Refused { .. }));
+//! let refused = refused.result.into_tool_result();
 //! assert!(refused.is_error && refused.content.contains("not run"));
 //! let answer = guard.handle(&ToolUse::bash("toolu_02", "echo hi"));
+//! assert_eq!(answer.outcome, Outcome::Completed { status: Some(0) });
+//! let answer = answer.result.into_tool_result();
 //! assert_eq!((answer.content.as_str(), answer.is_error), ("hi\n", false));
 //! drop(guard);
 //! assert_eq!(ran, ["echo hi"]); // the refused command never reached the executor
@@ -51,7 +62,7 @@
 //! With [`Guard::with_tools`], the same guard answers the text editor tool
 //! (`str_replace_based_edit_tool`) and the code execution tool's sub-tools
 //! (`bash_code_execution`, `text_editor_code_execution`) in their own shapes
-//! ([`shapes`], [`Guard::answer`]). File operations go through a [`FileTool`] (the reference
+//! ([`shapes`], [`Guard::handle`]). File operations go through a [`FileTool`] (the reference
 //! one is [`LocalFiles`]) beside the [`Executor`], and each path is checked first with
 //! [`check_file_access`](crate::evaluate::check_file_access): the `[paths]` rules of shell
 //! reads and writes, symlinks resolved. Code execution calls run with a fresh `$OUTPUT_DIR`
@@ -90,7 +101,7 @@ pub use blocks::{BashInput, InputError, ToolResult, ToolUse, UserMessage, BASH_T
 pub use executor::{from_fn, CodeOutput, ExecError, Executor, FnExecutor, Gap, Output};
 pub use files::{FileTool, LocalFiles};
 pub use filter::{OutputFilter, PassThrough, RedactThenTruncate};
-pub use guard::{Answer, Call, Guard, Outcome, NOT_A_CALL};
+pub use guard::{Answer, Call, Guard, NotACall, Outcome};
 pub use outputs::OutputFiles;
 pub use reference::SetupError;
 pub use session::{BashSession, Launcher, ResourceLimits, SessionConfig, StreamRedaction};

@@ -363,7 +363,32 @@ pub enum CodeExecutionContent {
     },
 }
 
+impl CodeExecutionErrorCode {
+    /// The code as it is serialised (`file_not_found`).
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            CodeExecutionErrorCode::InvalidToolInput => "invalid_tool_input",
+            CodeExecutionErrorCode::Unavailable => "unavailable",
+            CodeExecutionErrorCode::TooManyRequests => "too_many_requests",
+            CodeExecutionErrorCode::ExecutionTimeExceeded => "execution_time_exceeded",
+            CodeExecutionErrorCode::OutputFileTooLarge => "output_file_too_large",
+            CodeExecutionErrorCode::FileNotFound => "file_not_found",
+        }
+    }
+}
+
 impl CodeExecutionResult {
+    /// The error code, when the content is an error.
+    pub(crate) fn error_code(&self) -> Option<CodeExecutionErrorCode> {
+        match self.content {
+            CodeExecutionContent::BashCodeExecutionToolResultError { error_code, .. }
+            | CodeExecutionContent::TextEditorCodeExecutionToolResultError { error_code, .. } => {
+                Some(error_code)
+            }
+            _ => None,
+        }
+    }
+
     /// A `bash_code_execution_tool_result_error`.
     pub fn bash_error(
         tool_use_id: &str,
@@ -398,11 +423,7 @@ impl CodeExecutionResult {
 
     /// Whether the content is an error.
     pub fn is_error(&self) -> bool {
-        matches!(
-            self.content,
-            CodeExecutionContent::BashCodeExecutionToolResultError { .. }
-                | CodeExecutionContent::TextEditorCodeExecutionToolResultError { .. }
-        )
+        self.error_code().is_some()
     }
 }
 

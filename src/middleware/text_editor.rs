@@ -20,7 +20,7 @@ use super::shapes::{
     CodeExecutionContent, CodeExecutionErrorCode as Code, CodeExecutionResult,
     CodeExecutionResultType, EditorCommand, ResultBlock,
 };
-use super::{Executor, Guard};
+use super::{Call, Executor, Guard, Outcome};
 use crate::evaluate::{check_file_access, normalize, real_path, Decision, FileAccess};
 use crate::policy::Verdict;
 
@@ -104,7 +104,7 @@ struct Hunk {
 }
 
 impl<E: Executor> Guard<E> {
-    pub(super) fn text_editor(&mut self, id: &str, input: &Value, code: bool) -> ResultBlock {
+    pub(super) fn text_editor(&mut self, id: &str, input: &Value, code: bool) -> Call {
         let started = Instant::now();
         let mut rec = AuditRecord::new(id);
         let result = match EditorCommand::from_json(input) {
@@ -127,6 +127,14 @@ impl<E: Executor> Guard<E> {
                 }
             }
         };
+        let outcome = match (&result, rec.verdict) {
+            _ if rec.action == "invalid" => Outcome::Invalid,
+            (Ok(_), _) => Outcome::Completed { status: Some(0) },
+            (Err(_), Some(verdict)) if verdict != Verdict::Allow => Outcome::Refused { verdict },
+            (Err(e), _) => Outcome::Failed {
+                code: e.code.as_str(),
+            },
+        };
         let block: ResultBlock = match (code, result) {
             (false, Ok(Edited::View { text, .. })) => {
                 ToolResult::ok(id, self.filter.filter(text.as_bytes())).into()
@@ -144,7 +152,10 @@ impl<E: Executor> Guard<E> {
         rec.is_error = block.is_error();
         rec.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         self.audit(&rec);
-        block
+        Call {
+            result: block,
+            outcome,
+        }
     }
 
     fn editor_content(&self, done: Edited) -> CodeExecutionContent {

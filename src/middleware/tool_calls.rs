@@ -10,11 +10,11 @@ use super::blocks::{InputError, ToolResult, ToolUse, BASH_TOOL_NAME};
 use super::files::FileTool;
 use super::outputs::OutputFiles;
 use super::shapes::{
-    CodeExecutionErrorCode as Code, CodeExecutionResult, ResultBlock, ToolSet,
-    BASH_CODE_EXECUTION_NAME, TEXT_EDITOR_CODE_EXECUTION_NAME, TEXT_EDITOR_TOOL_NAME,
+    CodeExecutionErrorCode as Code, CodeExecutionResult, ToolSet, BASH_CODE_EXECUTION_NAME,
+    TEXT_EDITOR_CODE_EXECUTION_NAME, TEXT_EDITOR_TOOL_NAME,
 };
 use super::text_editor::EditorLimits;
-use super::{Executor, Guard};
+use super::{Call, Executor, Guard, Outcome};
 use crate::evaluate::Decision;
 use crate::policy::Verdict;
 
@@ -89,14 +89,16 @@ impl<E: Executor> Guard<E> {
         self
     }
 
-    /// Answer one `tool_use` or `server_tool_use` block in its tool's shape: `bash` and
-    /// `str_replace_based_edit_tool` with a `tool_result`, `bash_code_execution` and
-    /// `text_editor_code_execution` with a [`CodeExecutionResult`]. Tools not enabled are
-    /// unknown.
+    /// Answer one call of any enabled tool, in its tool's shape, with how it ended: `bash`
+    /// and `str_replace_based_edit_tool` with a `tool_result`, `bash_code_execution` and
+    /// `text_editor_code_execution` with a [`CodeExecutionResult`]
+    /// ([`ResultBlock::into_tool_result`](super::ResultBlock::into_tool_result) makes any of them a `tool_result`). Tools not
+    /// enabled ([`Guard::with_tools`]) are unknown: an `is_error` result. This is the typed
+    /// entry point; [`Guard::handle_json`] reads the JSON of a block or a whole message.
     ///
     /// ```
     /// use serde_json::json;
-    /// use shellgate::middleware::{from_fn, Guard, Output, ResultBlock, ToolSet, ToolUse};
+    /// use shellgate::middleware::{from_fn, Guard, Outcome, Output, ToolSet, ToolUse};
     /// use shellgate::{Context, Policy};
     ///
     /// let dir = tempfile::tempdir()?;
@@ -111,13 +113,17 @@ impl<E: Executor> Guard<E> {
     ///     name: "str_replace_based_edit_tool".into(),
     ///     input: json!({"command": "view", "path": path}),
     /// };
-    /// let ResultBlock::Tool(shown) = guard.answer(&view("t1", "notes.txt")) else { panic!() };
+    /// let shown = guard.handle(&view("t1", "notes.txt"));
+    /// assert_eq!(shown.outcome, Outcome::Completed { status: Some(0) });
+    /// let shown = shown.result.as_tool_result().unwrap();
     /// assert_eq!(shown.content, "     1\talpha\n     2\tbeta\n");
-    /// let ResultBlock::Tool(refused) = guard.answer(&view("t2", "/etc/passwd")) else { panic!() };
+    /// let refused = guard.handle(&view("t2", "/etc/passwd"));
+    /// assert!(matches!(refused.outcome, Outcome::Refused { .. }));
+    /// let refused = refused.result.into_tool_result();
     /// assert!(refused.is_error && refused.content.contains("[path-read-outside]"));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn answer(&mut self, tool_use: &ToolUse) -> ResultBlock {
+    pub fn handle(&mut self, tool_use: &ToolUse) -> Call {
         let id = tool_use.id.as_str();
         let name = tool_use.name.as_str();
         let enabled = match name {
@@ -128,7 +134,7 @@ impl<E: Executor> Guard<E> {
         };
         if !enabled {
             let e = self.unknown_tool(name);
-            return self.invalid(id, None, e).result.into();
+            return self.invalid(id, None, e);
         }
         if let Some(rate) = self.rate.as_mut() {
             if !rate.admit() {
@@ -141,7 +147,7 @@ impl<E: Executor> Guard<E> {
                 self.audit(&rec);
                 let msg = e.to_string();
                 let msg = msg.trim_start_matches("Error: ");
-                return match name {
+                let result = match name {
                     BASH_CODE_EXECUTION_NAME => {
                         CodeExecutionResult::bash_error(id, Code::TooManyRequests, msg).into()
                     }
@@ -150,11 +156,17 @@ impl<E: Executor> Guard<E> {
                     }
                     _ => ToolResult::error(id, e.to_string()).into(),
                 };
+                return Call {
+                    result,
+                    outcome: Outcome::Failed {
+                        code: "rate-limited",
+                    },
+                };
             }
         }
         match name {
-            BASH_TOOL_NAME => self.handle_tool_use(tool_use).result.into(),
-            BASH_CODE_EXECUTION_NAME => self.code_execution(id, &tool_use.input).into(),
+            BASH_TOOL_NAME => self.bash(tool_use),
+            BASH_CODE_EXECUTION_NAME => self.code_execution(id, &tool_use.input),
             _ => {
                 let code = name == TEXT_EDITOR_CODE_EXECUTION_NAME;
                 self.text_editor(id, &tool_use.input, code)

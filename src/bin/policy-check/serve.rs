@@ -43,7 +43,7 @@ use shellgate::evaluate::SandboxState;
 use shellgate::middleware::sandbox::{self, SandboxSpec};
 use shellgate::middleware::{
     contain, ApprovalRequest, AuditLog, BashSession, Guard, Launcher, LocalFiles, Outcome,
-    OutputFiles, ToolSet, NOT_A_CALL,
+    OutputFiles, ToolSet, ToolUse,
 };
 use shellgate::Policy;
 
@@ -317,9 +317,9 @@ fn answer(guard: &mut Guard<BashSession>, line: &[u8]) -> serde_json::Result<Str
         Ok(v) => v,
         Err(e) => return error(&format!("malformed JSON: {e}")),
     };
-    match guard.handle_value(&value) {
-        Some(answer) => serde_json::to_string(&answer),
-        None => error(NOT_A_CALL),
+    match guard.handle_json(&value) {
+        Ok(answer) => serde_json::to_string(&answer),
+        Err(not_a_call) => error(&not_a_call.to_string()),
     }
 }
 
@@ -342,12 +342,10 @@ pub fn run(
 ) -> Result<u8, CliError> {
     handle_signals("run")?;
     let mut guard = guard(policy, cwd, timeout, args)?;
-    let call = guard.call(
-        "run",
-        &shellgate::middleware::BashInput::Command(command.to_string()),
-    );
+    // A bash call: always a `tool_result`.
+    let call = guard.handle(&ToolUse::bash("run", command));
     unless_stopping();
-    let content = &call.result.content;
+    let content = &call.result.into_tool_result().content;
     let (code, to_stderr) = match call.outcome {
         Outcome::Completed { status: Some(0) } => (0, false),
         Outcome::Refused { .. } => (1, true),
