@@ -58,7 +58,7 @@ use std::time::Instant;
 use super::{CodeOutput, ExecError, Executor, Gap, Output};
 use crate::redact::RuleSet;
 pub use config::{Launcher, ResourceLimits, SessionConfig, StreamRedaction, ENV_ALLOWLIST};
-use sentinel::{Scanner, Stream};
+use sentinel::{SentinelScanner, Stream};
 use shell::{Shell, Wait};
 
 /// One persistent bash process; see the [module docs](self). Dropping it kills the session's
@@ -220,12 +220,12 @@ impl BashSession {
         let begin = format!("SG_BEGIN_{token}\n");
         let mut out = Stream::new(
             &begin,
-            Scanner::new(&sentinel, self.config.max_output, rules),
+            SentinelScanner::new(&sentinel, self.config.max_output, rules),
         );
         let mut err = output_dir.is_some().then(|| {
             Stream::new(
                 &begin,
-                Scanner::new(&sentinel, self.config.max_output, rules),
+                SentinelScanner::new(&sentinel, self.config.max_output, rules),
             )
         });
         let outcome = match shell

@@ -1,6 +1,6 @@
 //! Finding a call's output in the shell's streams: skipped up to the call's random begin
 //! line ([`Stream`]), then scanned up to its sentinel line with the exit status and working
-//! directory ([`Scanner`]).
+//! directory ([`SentinelScanner`]).
 
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
@@ -19,11 +19,11 @@ pub(super) struct Stream<'r> {
     pub(super) begun: bool,
     pub(super) done: bool,
     pub(super) status: Option<(i32, Option<PathBuf>)>,
-    pub(super) scanner: Scanner<'r>,
+    pub(super) scanner: SentinelScanner<'r>,
 }
 
 impl<'r> Stream<'r> {
-    pub(super) fn new(begin: &str, scanner: Scanner<'r>) -> Stream<'r> {
+    pub(super) fn new(begin: &str, scanner: SentinelScanner<'r>) -> Stream<'r> {
         Stream {
             begin: begin.as_bytes().to_vec(),
             held: Vec::new(),
@@ -66,7 +66,7 @@ impl<'r> Stream<'r> {
 
 /// Finds the sentinel line `\nSENTINEL STATUS PWD SENTINEL\n` in the stream and keeps what
 /// comes before it in a [`Capture`].
-pub(super) struct Scanner<'r> {
+pub(super) struct SentinelScanner<'r> {
     /// `\nSENTINEL `: the start of the sentinel line.
     pub(super) start: Vec<u8>,
     /// ` SENTINEL\n`: its end.
@@ -81,13 +81,13 @@ pub(super) struct Scanner<'r> {
 /// Longest sentinel line accepted (the working directory is in it).
 pub(super) const MAX_TRAILER: usize = 64 * 1024;
 
-impl<'r> Scanner<'r> {
+impl<'r> SentinelScanner<'r> {
     pub(super) fn new(
         sentinel: &str,
         max_output: usize,
         rules: Option<&'r RuleSet>,
-    ) -> Scanner<'r> {
-        Scanner {
+    ) -> SentinelScanner<'r> {
+        SentinelScanner {
             start: format!("\n{sentinel} ").into_bytes(),
             end: format!(" {sentinel}\n").into_bytes(),
             pending: Vec::new(),
@@ -161,7 +161,7 @@ mod tests {
 
     #[test]
     fn scanner_finds_a_sentinel_split_across_chunks() {
-        let mut s = Scanner::new("SG_END_abc", 1024, None);
+        let mut s = SentinelScanner::new("SG_END_abc", 1024, None);
         let stream = b"hello\nworld\nSG_END_abc 3 /tmp/x y SG_END_abc\ntrailing";
         let mut done = None;
         for chunk in stream.chunks(3) {

@@ -17,7 +17,7 @@ use super::super::contain;
 use super::super::sandbox::PidsCgroup;
 use super::super::ExecError;
 use super::config::{SessionConfig, DEFAULT_PATH, ENV_ALLOWLIST};
-use super::sentinel::{Scanner, Stream};
+use super::sentinel::{SentinelScanner, Stream};
 use super::token;
 
 /// How long a new shell may take to report ready, at least.
@@ -191,7 +191,7 @@ impl Shell {
         }
         let mut out = Stream::new(
             "",
-            Scanner::new(&format!("SG_END_{token}"), 16 * 1024, None),
+            SentinelScanner::new(&format!("SG_END_{token}"), 16 * 1024, None),
         );
         let deadline = Instant::now() + config.timeout.max(MIN_START_TIMEOUT);
         match shell.wait(&mut out, None, deadline) {
