@@ -3,13 +3,15 @@
 //! chain), never by name. CI runs as root, so every confinement asserted here is one that
 //! file permissions do not give (a control run without the sandbox shows the attack works).
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufReader, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
+
+use crate::common::serve::Serve;
 
 const POLICY: &str = r#"
 [policy]
@@ -59,76 +61,6 @@ fn setup() -> (tempfile::TempDir, PathBuf) {
     std::fs::set_permissions(&decoy, std::fs::Permissions::from_mode(0o600)).unwrap();
     std::fs::write(dir.path().join("policy.toml"), POLICY).unwrap();
     (dir, ws)
-}
-
-struct Serve {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    stdout: BufReader<ChildStdout>,
-}
-
-impl Serve {
-    fn start(dir: &Path, ws: &Path, extra: &[&str]) -> Serve {
-        let mut child = Command::new(bin())
-            .arg("serve")
-            .arg("--policy")
-            .arg(dir.join("policy.toml"))
-            .arg("--cwd")
-            .arg(ws)
-            .args(extra)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        Serve {
-            child,
-            stdin,
-            stdout,
-        }
-    }
-
-    fn send(&mut self, command: &str) {
-        let line = json!({"type": "tool_use", "id": "t", "name": "bash",
-                          "input": {"command": command}});
-        writeln!(self.stdin.as_mut().unwrap(), "{line}").unwrap();
-    }
-
-    fn answer(&mut self) -> Value {
-        let mut l = String::new();
-        self.stdout.read_line(&mut l).unwrap();
-        serde_json::from_str(&l).unwrap_or_else(|e| panic!("{l:?}: {e}"))
-    }
-
-    fn call(&mut self, command: &str) -> Value {
-        self.send(command);
-        self.answer()
-    }
-
-    fn pid(&self) -> i32 {
-        self.child.id() as i32
-    }
-
-    /// Wait for serve to exit (within `within`).
-    fn exits_within(&mut self, within: Duration) -> std::process::ExitStatus {
-        let until = Instant::now() + within;
-        loop {
-            if let Some(s) = self.child.try_wait().unwrap() {
-                return s;
-            }
-            assert!(Instant::now() < until, "serve did not exit in {within:?}");
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// `(pid, ppid)` of every live (not zombie) process.
@@ -206,7 +138,7 @@ fn spawned(extra: &[&str]) -> (tempfile::TempDir, Serve, Vec<i32>) {
     let mut args = vec!["--keep-background", "--timeout", "5"];
     args.extend_from_slice(extra);
     let mut s = Serve::start(dir.path(), &ws, &args);
-    let a = s.call("bash spawn.sh");
+    let a = s.call_bash("bash spawn.sh");
     assert_eq!(content(&a), "spawned\n", "{a}");
     let below = descendants(s.pid());
     // launcher, shell, and at least the 6 sleepers and their helpers
@@ -300,7 +232,7 @@ fn a_hostile_script_cannot_leave_the_workspace() {
     while listener.accept().is_ok() {}
 
     let mut s = Serve::start(dir.path(), &ws, &["--timeout", "10"]);
-    let a = s.call("bash attack.sh");
+    let a = s.call_bash("bash attack.sh");
     let out = content(&a);
     assert!(out.contains("WRITE_IN_OK"), "{out}");
     assert!(out.contains("TMP_OK"), "{out}");
@@ -335,7 +267,7 @@ fn the_session_inherits_no_blocked_signals() {
         let (dir, ws) = setup();
         let mut s = Serve::start(dir.path(), &ws, extra);
         let started = Instant::now();
-        let a = s.call("timeout 0.3 sleep 5");
+        let a = s.call_bash("timeout 0.3 sleep 5");
         assert!(content(&a).contains("exit status 124"), "{extra:?}: {a}");
         assert!(started.elapsed() < Duration::from_secs(3), "{extra:?}");
     }
@@ -346,30 +278,12 @@ fn without_landlock_sandboxed_commands_are_refused_and_the_rest_runs() {
     // A kernel without Landlock, as far as serve can tell: fail closed for workspace code.
     let (dir, ws) = setup();
     std::fs::write(ws.join("hello.sh"), "echo hello from the script\n").unwrap();
-    let mut child = Command::new(bin())
-        .arg("serve")
-        .arg("--policy")
-        .arg(dir.path().join("policy.toml"))
-        .arg("--cwd")
-        .arg(&ws)
-        .env("SHELLGATE_NO_LANDLOCK", "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdin = child.stdin.take();
-    let stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut s = Serve {
-        child,
-        stdin,
-        stdout,
-    };
-    let a = s.call("bash hello.sh");
+    let mut s = Serve::start_with_env(dir.path(), &ws, &[], &[("SHELLGATE_NO_LANDLOCK", "1")]);
+    let a = s.call_bash("bash hello.sh");
     assert_eq!(a["is_error"], true, "{a}");
     assert!(content(&a).contains("sandbox-unavailable"), "{a}");
     assert!(!content(&a).contains("hello from"), "{a}");
-    let a = s.call("echo still here");
+    let a = s.call_bash("echo still here");
     assert_eq!(content(&a), "still here\n", "{a}");
 }
 
@@ -378,15 +292,15 @@ fn workspace_code_needs_the_sandbox() {
     let (dir, ws) = setup();
     std::fs::write(ws.join("hello.sh"), "echo hello from the script\n").unwrap();
     let mut s = Serve::start(dir.path(), &ws, &["--no-sandbox"]);
-    let a = s.call("bash hello.sh");
+    let a = s.call_bash("bash hello.sh");
     assert_eq!(a["is_error"], true, "{a}");
     assert!(content(&a).contains("sandbox-required"), "{a}");
     require_landlock();
     let mut s = Serve::start(dir.path(), &ws, &[]);
-    let a = s.call("bash hello.sh");
+    let a = s.call_bash("bash hello.sh");
     assert_eq!(content(&a), "hello from the script\n", "{a}");
     // A script outside the workspace is not workspace code.
-    let a = s.call("bash ../outside/secret");
+    let a = s.call_bash("bash ../outside/secret");
     assert_eq!(a["is_error"], true, "{a}");
     assert!(!content(&a).contains("sandbox-required"), "{a}");
 }
@@ -396,13 +310,13 @@ fn processes_that_left_the_group_die_with_the_call() {
     let (dir, ws) = setup();
     std::fs::write(ws.join("spawn.sh"), SPAWN).unwrap();
     let mut s = Serve::start(dir.path(), &ws, &["--timeout", "5"]);
-    let a = s.call("bash spawn.sh");
+    let a = s.call_bash("bash spawn.sh");
     assert_eq!(content(&a), "spawned\n", "{a}");
     // Only the launcher and its shell are left below serve.
     let below = descendants(s.pid());
     assert_eq!(below.len(), 2, "left behind: {below:?}");
     // And their output never reaches a later answer.
-    let a = s.call("echo next");
+    let a = s.call_bash("echo next");
     assert_eq!(content(&a), "next\n", "{a}");
 }
 
@@ -454,15 +368,15 @@ fn sigkill_of_serve_kills_every_descendant() {
 #[test]
 fn end_of_input_stops_a_running_command_at_once() {
     let (_dir, mut s, below) = spawned(&[]);
-    s.send("sleep 30");
-    s.send("echo never");
+    s.send_bash("sleep 30");
+    s.send_bash("echo never");
     std::thread::sleep(Duration::from_millis(300));
     let started = Instant::now();
     drop(s.stdin.take());
-    let a = s.answer();
+    let a = s.read();
     assert_eq!(a["is_error"], true, "{a}");
     // The line read but not yet run is answered, and not run.
-    let b = s.answer();
+    let b = s.read();
     assert_eq!(b["type"], "error", "{b}");
     assert!(b.to_string().contains("not run"), "{b}");
     let status = s.exits_within(Duration::from_secs(3));
@@ -476,14 +390,14 @@ fn restart_and_timeout_kill_every_descendant() {
     let (_dir, mut s, below) = spawned(&[]);
     let line = json!({"type": "tool_use", "id": "r", "name": "bash", "input": {"restart": true}});
     writeln!(s.stdin.as_mut().unwrap(), "{line}").unwrap();
-    let a = s.answer();
+    let a = s.read();
     assert!(content(&a).contains("restarted"), "{a}");
     all_die(&below, Duration::from_secs(3));
 
-    let a = s.call("bash spawn.sh");
+    let a = s.call_bash("bash spawn.sh");
     assert_eq!(content(&a), "spawned\n", "{a}");
     let below = descendants(s.pid());
-    let a = s.call("sleep 30");
+    let a = s.call_bash("sleep 30");
     assert!(content(&a).contains("timed out"), "{a}");
     all_die(&below, Duration::from_secs(3));
 }
@@ -541,7 +455,7 @@ fn a_fork_bomb_is_bounded() {
     )
     .unwrap();
     let mut s = Serve::start(dir.path(), &ws, &["--timeout", "3"]);
-    let a = s.call("echo ready");
+    let a = s.call_bash("echo ready");
     assert_eq!(content(&a), "ready\n", "{a}");
     let serve = s.pid();
     let cgroup = session_dirs(&descendants(serve))
@@ -549,7 +463,7 @@ fn a_fork_bomb_is_bounded() {
         .find(|d| d.join("pids.max").exists())
         .expect("the session has a pids cgroup");
     assert_eq!(read(&cgroup.join("pids.max")), "64");
-    s.send("bash bomb.sh");
+    s.send_bash("bash bomb.sh");
     let watcher = std::thread::spawn(move || {
         let (mut most, mut below, mut events) = (0u64, 0usize, String::new());
         let until = Instant::now() + Duration::from_secs(3);
@@ -565,7 +479,7 @@ fn a_fork_bomb_is_bounded() {
         }
         (most, below, events)
     });
-    let a = s.answer();
+    let a = s.read();
     let (most, below, events) = watcher.join().unwrap();
     // The kernel refused forks past the limit: the bomb ran into it, and stayed under it.
     assert!(most <= 64, "pids.current reached {most}");
@@ -577,7 +491,7 @@ fn a_fork_bomb_is_bounded() {
         refused > 0,
         "the bomb never hit the limit ({events:?}, {below} below serve): {a}"
     );
-    let a = s.call("echo alive");
+    let a = s.call_bash("echo alive");
     assert_eq!(content(&a), "alive\n", "{a}");
     all_die(
         &descendants(serve).into_iter().skip(2).collect::<Vec<_>>(),
@@ -691,7 +605,7 @@ fn code_execution_symlink_escapes_are_stopped_by_the_kernel() {
     );
     let ask = |serve: &mut Serve, block: Value| {
         writeln!(serve.stdin.as_mut().unwrap(), "{block}").unwrap();
-        serve.answer()
+        serve.read()
     };
     // The policy allows `cat lnk` (a workspace path); the kernel refuses the target.
     let r = ask(
@@ -783,7 +697,7 @@ fn a_low_open_files_limit_moves_the_stderr_pipe_below_it_or_fails_the_start() {
                "input": {"command": "echo o; echo e >&2"}})
     )
     .unwrap();
-    let r = serve.answer();
+    let r = serve.read();
     assert_eq!(r["content"]["stdout"], "o\n", "{r}");
     assert_eq!(r["content"]["stderr"], "e\n", "{r}");
     let out = Command::new(bin())

@@ -8,6 +8,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use crate::common::serve::Serve;
+
 const POLICY: &str = r#"
 [policy]
 name = "serve-test"
@@ -490,56 +492,9 @@ fn setup_ask() -> (tempfile::TempDir, std::path::PathBuf) {
     (dir, ws)
 }
 
-/// `serve` driven line by line, as an application with a user drives it.
-struct Session {
-    child: std::process::Child,
-    stdin: Option<std::process::ChildStdin>,
-    stdout: BufReader<std::process::ChildStdout>,
-}
-
-impl Session {
-    fn start(dir: &Path, ws: &Path, extra: &[&str]) -> Session {
-        let mut child = bin()
-            .arg("serve")
-            .arg("--policy")
-            .arg(dir.join("policy.toml"))
-            .arg("--cwd")
-            .arg(ws)
-            .args(extra)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        Session {
-            child,
-            stdin,
-            stdout,
-        }
-    }
-
-    fn send(&mut self, v: Value) {
-        let stdin = self.stdin.as_mut().expect("stdin open");
-        writeln!(stdin, "{v}").unwrap();
-        stdin.flush().unwrap();
-    }
-
-    fn read(&mut self) -> Value {
-        let mut l = String::new();
-        self.stdout.read_line(&mut l).unwrap();
-        serde_json::from_str(&l).unwrap_or_else(|e| panic!("{l:?}: {e}"))
-    }
-
-    fn answer(&mut self, id: &str, decision: &str) {
-        self.send(json!({"type": "approval_response", "tool_use_id": id, "decision": decision}));
-    }
-
-    fn finish(mut self) -> Option<i32> {
-        drop(self.stdin.take());
-        self.child.wait().unwrap().code()
-    }
+/// Answer serve's approval request for `id`.
+fn approve(s: &mut Serve, id: &str, decision: &str) {
+    s.send(&json!({"type": "approval_response", "tool_use_id": id, "decision": decision}));
 }
 
 /// Issue 17: with `--ask prompt`, a command the policy marks `ask` is sent to the application
@@ -548,9 +503,9 @@ impl Session {
 #[test]
 fn serve_asks_the_application_and_runs_only_what_it_approves() {
     let (dir, ws) = setup_ask();
-    let mut s = Session::start(dir.path(), &ws, &["--ask", "prompt", "--ask-timeout", "1"]);
+    let mut s = Serve::start(dir.path(), &ws, &["--ask", "prompt", "--ask-timeout", "1"]);
 
-    s.send(tool_use(
+    s.send(&tool_use(
         "toolu_a",
         json!({"command": "touch approved.txt"}),
     ));
@@ -564,7 +519,7 @@ fn serve_asks_the_application_and_runs_only_what_it_approves() {
         .as_str()
         .unwrap()
         .contains("needs your approval"));
-    s.answer("toolu_a", "allow");
+    approve(&mut s, "toolu_a", "allow");
     let res = s.read();
     assert_eq!(
         (res["tool_use_id"].clone(), res["is_error"].clone()),
@@ -573,12 +528,12 @@ fn serve_asks_the_application_and_runs_only_what_it_approves() {
     );
     assert!(ws.join("approved.txt").exists());
 
-    s.send(tool_use(
+    s.send(&tool_use(
         "toolu_b",
         json!({"command": "touch declined.txt"}),
     ));
     assert_eq!(s.read()["tool_use_id"], "toolu_b");
-    s.answer("toolu_b", "deny");
+    approve(&mut s, "toolu_b", "deny");
     let res = s.read();
     assert_eq!(res["is_error"], true);
     assert!(
@@ -587,9 +542,9 @@ fn serve_asks_the_application_and_runs_only_what_it_approves() {
     );
 
     // An answer for another call does not count; then no answer: refused at the timeout.
-    s.send(tool_use("toolu_c", json!({"command": "touch late.txt"})));
+    s.send(&tool_use("toolu_c", json!({"command": "touch late.txt"})));
     assert_eq!(s.read()["tool_use_id"], "toolu_c");
-    s.answer("toolu_b", "allow");
+    approve(&mut s, "toolu_b", "allow");
     let t = Instant::now();
     let res = s.read();
     assert!(
@@ -602,8 +557,8 @@ fn serve_asks_the_application_and_runs_only_what_it_approves() {
         (json!("toolu_c"), json!(true))
     );
     // The late allow is ignored (no answer line): the next line out answers the next call.
-    s.answer("toolu_c", "allow");
-    s.send(tool_use("toolu_d", json!({"command": "echo hi"})));
+    approve(&mut s, "toolu_c", "allow");
+    s.send(&tool_use("toolu_d", json!({"command": "echo hi"})));
     let res = s.read();
     assert_eq!(
         (res["tool_use_id"].clone(), res["content"].clone()),
@@ -611,9 +566,9 @@ fn serve_asks_the_application_and_runs_only_what_it_approves() {
     );
 
     // Another call instead of the answer: refused, and that call is answered after it.
-    s.send(tool_use("toolu_e", json!({"command": "touch e.txt"})));
+    s.send(&tool_use("toolu_e", json!({"command": "touch e.txt"})));
     assert_eq!(s.read()["type"], "approval_request");
-    s.send(tool_use("toolu_f", json!({"command": "echo f"})));
+    s.send(&tool_use("toolu_f", json!({"command": "echo f"})));
     let (e, f) = (s.read(), s.read());
     assert_eq!(
         (e["tool_use_id"].clone(), e["is_error"].clone()),
@@ -622,7 +577,7 @@ fn serve_asks_the_application_and_runs_only_what_it_approves() {
     assert_eq!(f["content"], "f\n");
 
     // End of input while waiting: refused, and serve ends normally.
-    s.send(tool_use("toolu_g", json!({"command": "touch eof.txt"})));
+    s.send(&tool_use("toolu_g", json!({"command": "touch eof.txt"})));
     assert_eq!(s.read()["tool_use_id"], "toolu_g");
     drop(s.stdin.take());
     let res = s.read();

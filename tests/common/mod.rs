@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod corpus;
+pub mod serve;
 
 use shellgate::shell::{Script, SimpleCommand, Word, WordPart};
 use std::os::unix::fs::PermissionsExt;
