@@ -10,21 +10,13 @@ use std::collections::{BTreeMap, HashSet};
 
 use tree_sitter::{Node, Parser, Tree};
 
-use super::scan::{err, working_copy, Scanner, Site};
+use super::ctx::{
+    compound, cover_commands, cover_parts, is_name, prepend_keywords, set_background, simple,
+    unsupported, Ctx,
+};
+use super::scan::{err, working_copy, Site};
 use super::words::{WordOpts, ARG, ASSIGN, DECL, PATTERN, TEST_OPERAND};
 use super::*;
-
-/// State shared by one top-level parse and every nested parse inside it.
-pub(crate) struct Ctx<'s> {
-    /// The top-level text; every offset is into it.
-    pub src: &'s str,
-    pub limits: Limits,
-    depth: usize,
-    nodes: usize,
-    /// Ranges re-parsed as nested scripts, in order.
-    nested_log: Vec<(usize, usize)>,
-    parser: Option<Parser>,
-}
 
 /// Keywords tree-sitter reads as program names (`time`, `coproc`), removed from the text
 /// before the final parse and attached to the command that starts at the marker.
@@ -49,14 +41,6 @@ struct Unit<'t> {
     loose_by_end: BTreeMap<usize, usize>,
     loose_claimed: HashSet<usize>,
     _tree: &'t Tree,
-}
-
-fn unsupported(span: Span, msg: impl Into<String>) -> ParseError {
-    ParseError {
-        kind: ParseErrorKind::Unsupported,
-        span,
-        message: msg.into(),
-    }
 }
 
 fn children_of<'t>(node: Node<'t>) -> Vec<(Option<&'static str>, Node<'t>)> {
@@ -110,21 +94,10 @@ fn is_separator_token(kind: &str) -> bool {
     )
 }
 
-impl<'s> Ctx<'s> {
-    pub(crate) fn new(src: &'s str, limits: Limits) -> Self {
-        Ctx {
-            src,
-            limits,
-            depth: 0,
-            nodes: 0,
-            nested_log: Vec::new(),
-            parser: None,
-        }
-    }
-
+impl Ctx<'_> {
     /// The tree-sitter parser, created once per top-level parse and reused for nested ones.
     fn parser(&mut self, start: usize, end: usize) -> Result<&mut Parser, ParseError> {
-        if self.parser.is_none() {
+        if self.ts.is_none() {
             let mut parser = Parser::new();
             parser
                 .set_language(&tree_sitter_bash::LANGUAGE.into())
@@ -136,68 +109,14 @@ impl<'s> Ctx<'s> {
                         format!("parser setup: {e}"),
                     )
                 })?;
-            self.parser = Some(parser);
+            self.ts = Some(parser);
         }
-        self.parser
+        self.ts
             .as_mut()
             .ok_or_else(|| err(ParseErrorKind::Syntax, start, end, "no parser"))
     }
 
-    /// Enters one level of nesting, refusing past the depth limit.
-    pub(crate) fn enter(&mut self, at: usize) -> Result<(), ParseError> {
-        self.depth += 1;
-        if super::stack_exhausted() {
-            return Err(err(
-                ParseErrorKind::TooDeep,
-                at,
-                (at + 1).min(self.src.len()),
-                "the command nests too deeply for the stack available",
-            ));
-        }
-        if self.depth > self.limits.max_depth {
-            return Err(err(
-                ParseErrorKind::TooDeep,
-                at,
-                (at + 1).min(self.src.len()),
-                format!(
-                    "the command nests deeper than {} levels",
-                    self.limits.max_depth
-                ),
-            ));
-        }
-        Ok(())
-    }
-
-    pub(crate) fn leave(&mut self) {
-        self.depth = self.depth.saturating_sub(1);
-    }
-
-    pub(crate) fn text(&self, start: usize, end: usize) -> Result<&'s str, ParseError> {
-        self.src.get(start..end).ok_or_else(|| {
-            err(
-                ParseErrorKind::Syntax,
-                start,
-                end,
-                "a span that is not on character boundaries",
-            )
-        })
-    }
-
-    pub(crate) fn scanner(&self, end: usize) -> Scanner<'s> {
-        Scanner::new(self.src, end, self.limits.max_depth)
-    }
-
-    /// Parses `src[start..end]` as a script (a nested one when not the whole input).
-    pub(crate) fn parse_range(&mut self, start: usize, end: usize) -> Result<Script, ParseError> {
-        self.enter(start)?;
-        self.nested_log.push((start, end));
-        let log_mark = self.nested_log.len();
-        let r = super::with_stack(|| self.parse_range_inner(start, end, log_mark));
-        self.leave();
-        r
-    }
-
-    fn parse_range_inner(
+    pub(crate) fn parse_range_inner(
         &mut self,
         start: usize,
         end: usize,
@@ -1923,92 +1842,6 @@ fn is_word_kind(k: &str) -> bool {
             | "brace_expression"
             | "variable_name"
     )
-}
-
-pub(crate) fn is_name(s: &str) -> bool {
-    let mut b = s.bytes();
-    matches!(b.next(), Some(c) if c == b'_' || c.is_ascii_alphabetic())
-        && b.all(|c| c == b'_' || c.is_ascii_alphanumeric())
-}
-
-fn simple(
-    span: Span,
-    assignments: Vec<Assignment>,
-    words: Vec<Word>,
-    redirects: Vec<Redirect>,
-) -> SimpleCommand {
-    SimpleCommand {
-        span,
-        assignments,
-        words,
-        redirects,
-        keywords: vec![],
-        background: false,
-        piped_input: false,
-        join: Join::Seq,
-    }
-}
-
-/// Grows every simple command's span to cover its parts, in this script and in the bodies
-/// of its compound commands and functions (nested substitutions are scripts of their own and
-/// get the same treatment when they are parsed). Recursion is bounded by the depth limit.
-fn cover_commands(commands: &mut [Command]) {
-    for c in commands {
-        match c {
-            Command::Simple(s) => cover_parts(s),
-            Command::Compound(cc) => cover_commands(&mut cc.body.commands),
-            Command::Function(f) => cover_commands(&mut f.body.commands),
-        }
-    }
-}
-
-/// Grows the command's span to cover its parts, where tree-sitter's node ends early (a word
-/// ending in an escaped blank, `a\<TAB>`): every span nests in its parent's.
-fn cover_parts(cmd: &mut SimpleCommand) {
-    cmd.span = cmd
-        .words
-        .iter()
-        .map(|w| w.span)
-        .chain(cmd.assignments.iter().map(|a| a.span))
-        .chain(cmd.redirects.iter().map(|r| r.span))
-        .fold(cmd.span, Span::join);
-}
-
-fn compound(kind: CompoundKind, span: Span, body: Script) -> Compound {
-    Compound {
-        kind,
-        span,
-        body,
-        words: vec![],
-        arithmetic: vec![],
-        assignments: vec![],
-        redirects: vec![],
-        background: false,
-        keywords: vec![],
-        join: Join::Seq,
-    }
-}
-
-fn set_background(c: &mut Command) {
-    match c {
-        Command::Simple(s) => s.background = true,
-        Command::Compound(c) => c.background = true,
-        Command::Function(_) => {}
-    }
-}
-
-fn prepend_keywords(c: &mut Command, kws: &[Keyword], span: Span) -> Result<(), ParseError> {
-    let list = match c {
-        Command::Simple(s) => &mut s.keywords,
-        Command::Compound(c) => &mut c.keywords,
-        Command::Function(_) => {
-            return Err(unsupported(span, "a keyword before a function definition"));
-        }
-    };
-    let mut new: Vec<Keyword> = kws.to_vec();
-    new.append(list);
-    *list = new;
-    Ok(())
 }
 
 /// A `time`/`coproc` keyword found as a program name, to blank out of the working text.

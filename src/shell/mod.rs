@@ -29,10 +29,13 @@
 //! should the stack still run short, the nesting is refused rather than overflowed.
 
 mod ansi_c;
+mod ctx;
 mod fields;
 mod guards;
 mod ir;
+#[cfg(feature = "paranoid")]
 mod lower;
+mod parser;
 mod scan;
 mod visit;
 mod words;
@@ -156,7 +159,7 @@ pub fn parse(src: &str) -> Result<Script, ParseError> {
 /// then tree-sitter-bash, then the lowering. Any doubt is an error.
 pub fn parse_with(src: &str, limits: &Limits) -> Result<Script, ParseError> {
     guards::check_input(src, limits)?;
-    let mut ctx = lower::Ctx::new(src, *limits);
+    let mut ctx = ctx::Ctx::new(src, *limits);
     let result = with_stack(|| ctx.parse_range(0, src.len()));
     // The parser sees a newline-terminated copy (see `lower`): keep error spans in the input.
     result.map_err(|mut e| {

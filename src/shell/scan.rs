@@ -47,6 +47,19 @@ pub(crate) struct HereDocSite {
     found: bool,
 }
 
+impl HereDocSite {
+    /// A here-document whose body is found by the parser (see [`Scanner::heredoc_body_at`]).
+    pub(crate) fn new(strip_tabs: bool, quoted: bool, delimiter: String) -> Self {
+        HereDocSite {
+            strip_tabs,
+            quoted,
+            delimiter,
+            body: Span::default(),
+            found: true,
+        }
+    }
+}
+
 #[cfg(test)]
 impl HereDocSite {
     /// A found here-document, for tests of the body lowering.
@@ -65,6 +78,7 @@ impl HereDocSite {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Term {
     /// The end of the range.
+    #[cfg_attr(not(feature = "paranoid"), allow(dead_code))]
     End,
     /// The `)` matching an opened `$(`, `<(`, `>(`.
     Paren,
@@ -223,6 +237,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// Scans a whole script from `start`.
+    #[cfg_attr(not(feature = "paranoid"), allow(dead_code))]
     pub(crate) fn scan_script(&mut self, start: usize) -> Result<(), ParseError> {
         self.scan_normal(start, Term::End)?;
         if let Some(&p) = self.pending.first() {
@@ -1003,7 +1018,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// Reads the delimiter word after `<<` starting at `start` (blanks skipped).
-    fn heredoc_delimiter(&self, start: usize) -> Result<(String, bool), ParseError> {
+    pub(crate) fn heredoc_delimiter(&self, start: usize) -> Result<(String, bool), ParseError> {
         let mut i = start;
         while self.at(i).is_some_and(is_blank) {
             i += 1;
@@ -1096,61 +1111,8 @@ impl<'a> Scanner<'a> {
                 continue;
             };
             let op_pos = self.sites.get(idx).map_or(start, |s| s.pos);
-            let body_start = pos;
-            let mut line_start = pos;
-            let body_end;
-            let next;
-            loop {
-                if line_start >= self.end {
-                    return Err(err(
-                        ParseErrorKind::Missing,
-                        op_pos,
-                        self.end,
-                        format!(
-                            "the here-document ending with `{}` is not terminated",
-                            hd.delimiter
-                        ),
-                    ));
-                }
-                // In an unquoted body a backslash-newline joins lines before the delimiter
-                // is looked for (`EO\<newline>F` ends the body; `foo\<newline>EOF` does not).
-                let mut logical: Vec<u8> = Vec::new();
-                let mut phys = line_start;
-                let line_end = loop {
-                    let le = (phys..self.end)
-                        .find(|&j| self.s.get(j) == Some(&b'\n'))
-                        .unwrap_or(self.end);
-                    let line = self.s.get(phys..le).unwrap_or_default();
-                    let trailing = line.iter().rev().take_while(|&&b| b == b'\\').count();
-                    if !hd.quoted && trailing % 2 == 1 && le < self.end {
-                        if hd.strip_tabs {
-                            return Err(err(
-                                ParseErrorKind::SplitWord,
-                                le - 1,
-                                le + 1,
-                                "a backslash-newline inside a tab-stripped here-document body",
-                            ));
-                        }
-                        logical.extend_from_slice(line.get(..line.len() - 1).unwrap_or_default());
-                        phys = le + 1;
-                        continue;
-                    }
-                    logical.extend_from_slice(line);
-                    break le;
-                };
-                let cmp = if hd.strip_tabs {
-                    let t = logical.iter().take_while(|&&b| b == b'\t').count();
-                    logical.get(t..).unwrap_or_default()
-                } else {
-                    &logical[..]
-                };
-                if cmp == hd.delimiter.as_bytes() {
-                    body_end = line_start;
-                    next = (line_end + 1).min(self.end);
-                    break;
-                }
-                line_start = line_end + 1;
-            }
+            let (body, next) = self.heredoc_body_at(&hd, op_pos, pos)?;
+            let (body_start, body_end) = (body.start, body.end);
             if let Some(Some(h)) = self.sites.get_mut(idx).map(|s| s.heredoc.as_mut()) {
                 h.body = Span::new(body_start, body_end);
                 h.found = true;
@@ -1161,7 +1123,74 @@ impl<'a> Scanner<'a> {
         Ok(pos)
     }
 
+    /// The body of the here-document `hd` (operator at `op_pos`) starting at `start`, just
+    /// after the newline that ends its command line, and the offset after its delimiter line.
+    pub(crate) fn heredoc_body_at(
+        &self,
+        hd: &HereDocSite,
+        op_pos: usize,
+        start: usize,
+    ) -> Result<(Span, usize), ParseError> {
+        let body_start = start;
+        let mut line_start = start;
+        let body_end;
+        let next;
+        loop {
+            if line_start >= self.end {
+                return Err(err(
+                    ParseErrorKind::Missing,
+                    op_pos,
+                    self.end,
+                    format!(
+                        "the here-document ending with `{}` is not terminated",
+                        hd.delimiter
+                    ),
+                ));
+            }
+            // In an unquoted body a backslash-newline joins lines before the delimiter
+            // is looked for (`EO\<newline>F` ends the body; `foo\<newline>EOF` does not).
+            let mut logical: Vec<u8> = Vec::new();
+            let mut phys = line_start;
+            let line_end = loop {
+                let le = (phys..self.end)
+                    .find(|&j| self.s.get(j) == Some(&b'\n'))
+                    .unwrap_or(self.end);
+                let line = self.s.get(phys..le).unwrap_or_default();
+                let trailing = line.iter().rev().take_while(|&&b| b == b'\\').count();
+                if !hd.quoted && trailing % 2 == 1 && le < self.end {
+                    if hd.strip_tabs {
+                        return Err(err(
+                            ParseErrorKind::SplitWord,
+                            le - 1,
+                            le + 1,
+                            "a backslash-newline inside a tab-stripped here-document body",
+                        ));
+                    }
+                    logical.extend_from_slice(line.get(..line.len() - 1).unwrap_or_default());
+                    phys = le + 1;
+                    continue;
+                }
+                logical.extend_from_slice(line);
+                break le;
+            };
+            let cmp = if hd.strip_tabs {
+                let t = logical.iter().take_while(|&&b| b == b'\t').count();
+                logical.get(t..).unwrap_or_default()
+            } else {
+                &logical[..]
+            };
+            if cmp == hd.delimiter.as_bytes() {
+                body_end = line_start;
+                next = (line_end + 1).min(self.end);
+                break;
+            }
+            line_start = line_end + 1;
+        }
+        Ok((Span::new(body_start, body_end), next))
+    }
+
     /// Whether every here-document got its body.
+    #[cfg_attr(not(feature = "paranoid"), allow(dead_code))]
     pub(crate) fn all_bodies_found(&self) -> Option<usize> {
         self.sites
             .iter()
@@ -1180,6 +1209,7 @@ impl<'a> Scanner<'a> {
 /// never treats a non-ASCII character as an operator or a blank, only as part of a word, so
 /// an ASCII letter in its place leaves the structure bash sees unchanged (no reserved word
 /// has two `a`s in a row); the words themselves are read from the original text.
+#[cfg(any(test, feature = "paranoid"))]
 pub(crate) fn working_copy(src: &str, start: usize, end: usize, sc: &Scanner<'_>) -> Vec<u8> {
     let mut w: Vec<u8> = src.as_bytes().get(start..end).unwrap_or_default().to_vec();
     for b in w.iter_mut().filter(|b| !b.is_ascii()) {

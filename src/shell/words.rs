@@ -6,7 +6,7 @@
 //! metacharacter inside what tree-sitter called one word means the two readings disagree,
 //! and is refused.
 
-use super::lower::{is_name, Ctx};
+use super::ctx::{is_name, Ctx};
 use super::scan::{err, HereDocSite};
 use super::*;
 
@@ -175,6 +175,7 @@ impl Ctx<'_> {
     /// `src[a..b]` split at its unquoted blanks: the words bash makes of text tree-sitter
     /// read as one word (`` `a` `b` `` as one backtick substitution, `{ }` as one word).
     /// Quotes, escapes and every expansion are skipped whole.
+    #[cfg(feature = "paranoid")]
     pub(crate) fn split_blanks(&mut self, a: usize, b: usize) -> Result<Vec<Span>, ParseError> {
         let mut out = Vec::new();
         let mut start = a;
