@@ -321,3 +321,21 @@ fn unknown_keys_with_list_and_table_values_are_at_their_key() {
         .collect();
     assert_eq!(d, want);
 }
+
+/// `[shell] paranoid = true` needs the second reader; a build without it refuses to load the
+/// policy (fail closed), naming the setting, rather than silently reading once.
+#[cfg(not(feature = "paranoid"))]
+#[test]
+fn paranoid_without_the_second_reader_is_a_load_error() {
+    let src = "[policy]\ninclude = [\"developer\"]\n[shell]\nparanoid = true\n";
+    let err = shellgate::Policy::from_toml(src, "p.toml").unwrap_err();
+    let d = err
+        .diagnostics()
+        .iter()
+        .find(|d| d.code == "policy-paranoid-unavailable")
+        .unwrap_or_else(|| panic!("{err}"));
+    assert_eq!(d.location.line, 4, "{d:?}");
+    // `paranoid = false` is the default reading and loads.
+    let off = "[policy]\ninclude = [\"developer\"]\n[shell]\nparanoid = false\n";
+    assert!(shellgate::Policy::from_toml(off, "p.toml").is_ok());
+}

@@ -200,7 +200,19 @@ impl<'a> Eval<'a> {
                 "the command is empty: there is nothing to run".into(),
                 Span::new(0, text.len()),
             ),
-            Ok(script) => self.script(&script),
+            Ok(script) => match self.policy.shell.paranoid.clone() {
+                Some(rule) => match shell::cross_check(text, &self.policy.limits.parse, &script) {
+                    Ok(()) => self.script(&script),
+                    Err(e) => self.reason(
+                        e.kind.reason_code(),
+                        Verdict::Deny,
+                        Some(&rule),
+                        format!("{what}: {}", e.message),
+                        e.span,
+                    ),
+                },
+                None => self.script(&script),
+            },
             Err(e) => self.reason(
                 e.kind.reason_code(),
                 Verdict::Deny,

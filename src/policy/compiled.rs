@@ -67,6 +67,9 @@ pub struct ShellRules {
     pub unresolved_paths: Setting,
     /// A dynamic argument where an option or a path could appear.
     pub dynamic_arguments: Setting,
+    /// `paranoid = true`: where it is set. Every command is read a second time by
+    /// tree-sitter-bash, and one the two readers read differently is refused.
+    pub paranoid: Option<RuleRef>,
 }
 
 /// Where a path pattern is anchored.

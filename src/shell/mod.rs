@@ -122,6 +122,9 @@ pub enum ParseErrorKind {
     TooManyNodes,
     /// A name that must be static (a function name, an assigned variable) is not.
     DynamicName,
+    /// The second reader of `[shell] paranoid` (tree-sitter-bash) reads the command
+    /// differently, or cannot read it.
+    Disagreement,
 }
 
 impl ParseErrorKind {
@@ -143,6 +146,7 @@ impl ParseErrorKind {
             ParseErrorKind::TooDeep => ReasonCode::ParseTooDeep,
             ParseErrorKind::TooManyNodes => ReasonCode::ParseTooManyNodes,
             ParseErrorKind::DynamicName => ReasonCode::ParseDynamicName,
+            ParseErrorKind::Disagreement => ReasonCode::ParseDisagreement,
         }
     }
 }
@@ -167,4 +171,79 @@ pub fn parse_with(src: &str, limits: &Limits) -> Result<Script, ParseError> {
         e.span.start = e.span.start.min(e.span.end);
         e
     })
+}
+
+/// Whether this build has the second reader (tree-sitter-bash, the `paranoid` feature) that
+/// the policy setting `[shell] paranoid` needs.
+pub const SECOND_READER: bool = cfg!(feature = "paranoid");
+
+/// Reads `src` with tree-sitter-bash instead of shellgate's own parser (the `paranoid`
+/// feature): the judge of the reader tests and the second reading of `[shell] paranoid`.
+#[cfg(feature = "paranoid")]
+#[doc(hidden)]
+pub fn parse_tree_sitter(src: &str, limits: &Limits) -> Result<Script, ParseError> {
+    guards::check_input(src, limits)?;
+    let mut ctx = ctx::Ctx::new(src, *limits);
+    ctx.reader = ctx::Reader::TreeSitter;
+    let result = with_stack(|| ctx.parse_range(0, src.len()));
+    result.map_err(|mut e| {
+        e.span.end = e.span.end.min(src.len());
+        e.span.start = e.span.start.min(e.span.end);
+        e
+    })
+}
+
+/// The second reading of `[shell] paranoid`: `src` read again by tree-sitter-bash must have
+/// the same [`Script::shape`] as `script`, shellgate's own reading of it. A build without the
+/// `paranoid` feature has no second reader and refuses.
+#[doc(hidden)]
+pub fn cross_check(src: &str, limits: &Limits, script: &Script) -> Result<(), ParseError> {
+    let disagree = |span: Span, message: String| ParseError {
+        kind: ParseErrorKind::Disagreement,
+        span,
+        message,
+    };
+    #[cfg(feature = "paranoid")]
+    {
+        let other = parse_tree_sitter(src, limits).map_err(|e| {
+            disagree(
+                e.span,
+                format!(
+                    "the second reader (tree-sitter-bash) cannot read it: {}",
+                    e.message
+                ),
+            )
+        })?;
+        let (mine, theirs) = (script.shape(), other.shape());
+        for (i, (a, b)) in mine.iter().zip(theirs.iter()).enumerate() {
+            if a.1 != b.1 {
+                return Err(disagree(
+                    a.0.join(b.0),
+                    format!(
+                        "the two readers (shellgate and tree-sitter-bash) read command {} differently",
+                        i + 1
+                    ),
+                ));
+            }
+        }
+        if mine.len() != theirs.len() {
+            return Err(disagree(
+                Span::new(0, src.len()),
+                format!(
+                    "the two readers (shellgate and tree-sitter-bash) find {} and {} commands",
+                    mine.len(),
+                    theirs.len()
+                ),
+            ));
+        }
+        Ok(())
+    }
+    #[cfg(not(feature = "paranoid"))]
+    {
+        let _ = (limits, script);
+        Err(disagree(
+            Span::new(0, src.len()),
+            "`[shell] paranoid` needs a second reader, and this build has none (build with the `paranoid` feature)".into(),
+        ))
+    }
 }

@@ -87,6 +87,7 @@ fn defaults() -> Policy {
             indirect_expansion: Setting::builtin(Deny, "shell.indirect_expansion"),
             unresolved_paths: Setting::builtin(Deny, "shell.unresolved_paths"),
             dynamic_arguments: Setting::builtin(Deny, "shell.dynamic_arguments"),
+            paranoid: None,
         },
         paths: PathRules::default(),
         redirects: RedirectRules {

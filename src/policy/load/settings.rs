@@ -71,6 +71,10 @@ pub(crate) struct RawShell {
     /// `$x` where it could become an option of a restricted program.
     #[schemars(with = "Option<VerdictName>")]
     pub dynamic_arguments: Option<Spanned<String>>,
+    /// Read each command a second time with tree-sitter-bash and refuse any command the two
+    /// readers read differently (needs shellgate built with the `paranoid` feature).
+    #[schemars(with = "Option<bool>")]
+    pub paranoid: Option<Spanned<bool>>,
 }
 
 /// `[redirects]`.
@@ -162,6 +166,20 @@ impl Loader {
             &s.dynamic_arguments,
             &mut shell.dynamic_arguments,
         );
+        if let Some(p) = &s.paranoid {
+            shell.paranoid = None;
+            if *p.get_ref() {
+                if crate::shell::SECOND_READER {
+                    shell.paranoid = Some(file.rule("shell.paranoid", p.span()));
+                } else {
+                    self.diag(
+                        crate::codes::DiagnosticCode::PolicyParanoidUnavailable,
+                        "`paranoid = true` needs the second reader (tree-sitter-bash), and this build of shellgate has none: build it with `--features paranoid`",
+                        file.loc(p.span()),
+                    );
+                }
+            }
+        }
         self.policy.shell = shell;
     }
 
