@@ -1,5 +1,6 @@
-//! Parse + lowering: never panics; a successful parse has every span inside the input and on
-//! character boundaries, nested scripts inside their parents.
+//! shellgate's parser: never panics; a successful parse has every span inside the input and on
+//! character boundaries, nested scripts inside their parents; and the work is linear in the
+//! input at each nesting level (bytes tokenized and lexed, `shell::parse_measured`).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -61,7 +62,11 @@ fn script(src: &str, s: &Script, parent: Span) {
 
 fuzz_target!(|data: &[u8]| {
     let Ok(src) = std::str::from_utf8(data) else { return };
-    if let Ok(s) = shell::parse(src) {
-        script(src, &s, Span::new(0, src.len()));
+    let (result, work) = shell::parse_measured(src, &shell::Limits::default());
+    let bound = 16 * (src.len() as u64 + 1) * (work.deepest as u64 + 1);
+    assert!(work.steps <= bound, "{} steps for {} bytes at depth {}", work.steps, src.len(), work.deepest);
+    match result {
+        Ok(s) => script(src, &s, Span::new(0, src.len())),
+        Err(e) => check_span(src, e.span, Span::new(0, src.len())),
     }
 });

@@ -26,6 +26,10 @@ pub(crate) struct Ctx<'s> {
     /// Ranges re-parsed as nested scripts, in order.
     pub(crate) nested_log: Vec<(usize, usize)>,
     pub(crate) reader: Reader,
+    /// Work done so far: bytes tokenized, scanned for an end and lexed (see [`Work`]).
+    pub(crate) steps: u64,
+    /// The deepest nesting entered.
+    pub(crate) deepest: usize,
     /// Whether `shopt -s extglob` ran on an earlier line of this input.
     pub(crate) extglob: bool,
     #[cfg(feature = "paranoid")]
@@ -50,6 +54,8 @@ impl<'s> Ctx<'s> {
             nested_log: Vec::new(),
             reader: Reader::Own,
             extglob: false,
+            steps: 0,
+            deepest: 0,
             #[cfg(feature = "paranoid")]
             ts: None,
         }
@@ -58,6 +64,7 @@ impl<'s> Ctx<'s> {
     /// Enters one level of nesting, refusing past the depth limit.
     pub(crate) fn enter(&mut self, at: usize) -> Result<(), ParseError> {
         self.depth += 1;
+        self.deepest = self.deepest.max(self.depth);
         if super::stack_exhausted() {
             return Err(err(
                 ParseErrorKind::TooDeep,

@@ -173,6 +173,33 @@ pub fn parse_with(src: &str, limits: &Limits) -> Result<Script, ParseError> {
     })
 }
 
+/// How much work one parse did, for the linear-time properties of the fuzz targets and tests.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Work {
+    /// Bytes tokenized and lexed, counted again at each nesting level that reads them
+    /// (a word inside `$(...)` is read by the outer level to find the `)` and by the inner
+    /// one to parse it).
+    pub steps: u64,
+    /// The deepest nesting entered.
+    pub deepest: usize,
+}
+
+/// [`parse_with`], and the work it took.
+#[doc(hidden)]
+pub fn parse_measured(src: &str, limits: &Limits) -> (Result<Script, ParseError>, Work) {
+    if let Err(e) = guards::check_input(src, limits) {
+        return (Err(e), Work::default());
+    }
+    let mut ctx = ctx::Ctx::new(src, *limits);
+    let result = with_stack(|| ctx.parse_range(0, src.len()));
+    let work = Work {
+        steps: ctx.steps,
+        deepest: ctx.deepest,
+    };
+    (result, work)
+}
+
 /// Whether this build has the second reader (tree-sitter-bash, the `paranoid` feature) that
 /// the policy setting `[shell] paranoid` needs.
 pub const SECOND_READER: bool = cfg!(feature = "paranoid");

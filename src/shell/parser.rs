@@ -309,6 +309,13 @@ impl<'s> Unit<'_, 's> {
     }
 
     fn scan_tok(&mut self) -> Result<Tok, ParseError> {
+        let before = self.pos;
+        let t = self.scan_tok_inner()?;
+        self.cx.steps += (t.end().saturating_sub(before) + 1) as u64;
+        Ok(t)
+    }
+
+    fn scan_tok_inner(&mut self) -> Result<Tok, ParseError> {
         self.skip_blanks()?;
         let i = self.pos;
         let Some(b) = self.at(i) else {

@@ -165,6 +165,7 @@ impl Ctx<'_> {
         end: usize,
         opts: WordOpts,
     ) -> Result<Word, ParseError> {
+        self.steps += (end.saturating_sub(start) + 1) as u64;
         let parts = self.lex_unquoted(start, end, opts)?;
         Ok(Word {
             span: Span::new(start, end),
