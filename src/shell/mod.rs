@@ -1,4 +1,4 @@
-//! From command text to shellgate's IR: guards, the tree-sitter-bash parse, and lowering.
+//! From command text to shellgate's IR: guards, then shellgate's own bash parser.
 //!
 //! The parser is the trusted core and it fails closed: anything it does not fully understand
 //! is a [`ParseError`] with a stable code and a span, never a partial tree.
@@ -6,22 +6,22 @@
 //! # How a command is read
 //! 1. **Guards** (`guards.rs`): size limit; NUL, C0/C1 controls, DEL, bidi overrides and
 //!    zero-width characters are refused.
-//! 2. **Pre-pass** (`scan.rs`): a lexical scan that follows bash's quoting contexts. It
-//!    refuses a backslash-newline that joins two parts of one word and escapes inside
-//!    backticks, finds every redirection operator and here-document (bodies read as bash
-//!    reads them), and rewrites each operator to a plain `<` (same length) and blanks the
-//!    bodies, because tree-sitter-bash misreads several of them. Each byte of a non-ASCII
-//!    character becomes `a` in the text tree-sitter sees (its scanner reads out of bounds on
-//!    some code points; bash treats them as word characters anyway).
-//! 3. **tree-sitter-bash** parses the rewritten text; `time`, `!` and `coproc` that it reads
-//!    as program names are blanked and re-parsed. Any ERROR or MISSING node, a tree deeper
-//!    than [`Limits::max_depth`] or larger than [`Limits::max_nodes`], text outside the
-//!    tree, or an unknown node kind is refused.
-//! 4. **Lowering** (`lower.rs`) takes only the structure from the tree. Every word is read
-//!    again from the original text by our own lexer (`words.rs`), which re-parses each
-//!    substitution through this same pipeline (spans stay offsets into the top-level text).
-//!    Where the two readings disagree (a word boundary, a redirection, a descriptor), the
-//!    command is refused.
+//! 2. **The parser** (`parser.rs`): a hand-written recursive-descent parser of bash's
+//!    grammar over a tokenizer that reads as bash's lexer does. Where a word, a quote or a
+//!    substitution ends is found by the lexical scanner (`scan.rs`), which follows bash's
+//!    quoting contexts (`$(...)` with `case` and comments inside, backticks, `${...}`,
+//!    arithmetic, here-document bodies). Here-document bodies are read at the newline
+//!    that ends their line. A backslash-newline that joins two parts of one word and an
+//!    escape inside backticks that changes the inner text are refused.
+//! 3. **Words** (`words.rs`): each word is lowered from the text by our own lexer: quote
+//!    removal, escapes, `$'...'`, every expansion, globs, brace expansions, tildes. Scripts
+//!    nested in a word are parsed by the same parser (spans stay offsets into the top-level
+//!    text).
+//!
+//! `docs/parser.md` has the grammar coverage table: each construct, how it is read, and
+//! which test proves the reading against real bash. tree-sitter-bash, the reader this parser
+//! replaced, is kept behind the `paranoid` feature as a judge (`parse_tree_sitter`) and
+//! as the second reading of the policy setting `[shell] paranoid` (`cross_check`).
 //!
 //! Nothing recurses without a depth check, so hostile nesting is a [`ParseErrorKind::TooDeep`]
 //! and not a stack overflow. Nested constructs continue on a fresh stack segment when the
@@ -72,7 +72,7 @@ pub struct Limits {
     pub max_bytes: usize,
     /// Deepest accepted nesting of syntax nodes.
     pub max_depth: usize,
-    /// Most syntax nodes accepted in one parse.
+    /// Most syntax nodes (commands, words, assignments) accepted in one parse.
     pub max_nodes: usize,
 }
 
@@ -158,9 +158,8 @@ pub fn parse(src: &str) -> Result<Script, ParseError> {
 
 /// Parse `src` with explicit limits.
 ///
-/// Guards run first (size, control characters), then a lexical pre-pass (line
-/// continuations inside words, escapes inside backticks, redirections and here-documents),
-/// then tree-sitter-bash, then the lowering. Any doubt is an error.
+/// Guards run first (size, control characters), then shellgate's own parser. Any doubt is
+/// an error.
 pub fn parse_with(src: &str, limits: &Limits) -> Result<Script, ParseError> {
     guards::check_input(src, limits)?;
     let mut ctx = ctx::Ctx::new(src, *limits);

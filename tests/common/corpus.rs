@@ -132,4 +132,18 @@ pub const CORPUS: &[(&str, Flow)] = &[
     ("true && echo ok", Straight),
     ("test -f data.txt && [ -d . ]", Straight),
     ("wc -l a.txt; sort b.txt | head -n 1", Straight),
+    // Constructs the own parser reads (issue 12), each against bash here (functions, `select`
+    // and `for (( ))` are in tests/corpus/parse-gaps.tsv, which is run by bash whatever the
+    // policy says).
+    ("[[ -n x ]] && a", Straight),
+    ("[[ $(a) == x* || -z y ]]; b", Straight),
+    ("[[ x =~ ^(a|b c)$ ]]; a", Straight),
+    ("(( 1 + 1 )) && a", Straight),
+    ("echo $(( $(a) + 1 ))", Straight),
+    ("echo >(cat) a", Branching),
+    ("echo $\"x\" $'y'", Straight),
+    ("cat <<A; cat <<B\na\nA\nb\nB", Straight),
+    ("a <<'EOF' | b\n$(no) `no`\nEOF", Straight),
+    ("for f in a b; { echo $f; }", Branching),
+    ("{ a; } 2>/dev/null | b", Straight),
 ];
