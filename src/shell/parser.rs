@@ -131,6 +131,18 @@ fn is_binary_test(w: &[u8]) -> bool {
     )
 }
 
+/// The `NAME=`, `NAME+=` or `NAME[...]=` that starts an assignment word.
+struct Prefix {
+    /// Where the name ends.
+    name_end: usize,
+    /// The subscript: after its `[`, and its `]`.
+    subscript: Option<(usize, usize)>,
+    /// Where the value starts (after the `=`).
+    value_start: usize,
+    /// `+=`
+    append: bool,
+}
+
 /// A here-document whose body is read at the next newline.
 struct Pending {
     /// The redirection's span start: where its body goes.
@@ -1274,13 +1286,8 @@ impl<'s> Unit<'_, 's> {
         Ok(Command::Simple(cmd))
     }
 
-    /// `NAME=`, `NAME+=` or `NAME[...]=` at the start of `a..b`: the name's end, the
-    /// subscript's brackets, and the offset after the `=`.
-    fn assignment_prefix(
-        &mut self,
-        a: usize,
-        b: usize,
-    ) -> Option<(usize, Option<(usize, usize)>, usize, bool)> {
+    /// `NAME=`, `NAME+=` or `NAME[...]=` at the start of `a..b`.
+    fn assignment_prefix(&mut self, a: usize, b: usize) -> Option<Prefix> {
         let mut k = a;
         while k < b
             && self
@@ -1300,9 +1307,19 @@ impl<'s> Unit<'_, 's> {
             k = close + 1;
         }
         if self.bytes(k, k + 2) == b"+=" {
-            Some((name_end, subscript, k + 2, true))
+            Some(Prefix {
+                name_end,
+                subscript,
+                value_start: k + 2,
+                append: true,
+            })
         } else if self.at(k) == Some(b'=') && k < b {
-            Some((name_end, subscript, k + 1, false))
+            Some(Prefix {
+                name_end,
+                subscript,
+                value_start: k + 1,
+                append: false,
+            })
         } else {
             None
         }
@@ -1342,7 +1359,13 @@ impl<'s> Unit<'_, 's> {
         b: usize,
         after_redirect: bool,
     ) -> Result<Option<Assignment>, ParseError> {
-        let Some((name_end, subscript, value_start, append)) = self.assignment_prefix(a, b) else {
+        let Some(Prefix {
+            name_end,
+            subscript,
+            value_start,
+            append,
+        }) = self.assignment_prefix(a, b)
+        else {
             return Ok(None);
         };
         self.cx.count_node(a)?;
@@ -1428,7 +1451,12 @@ impl<'s> Unit<'_, 's> {
     /// An argument of `declare`/`export`/...: `NAME=value` is read as bash reads an
     /// assignment (an array value may follow), anything else as a word.
     fn declaration_arg(&mut self, a: usize, b: usize) -> Result<Word, ParseError> {
-        let Some((_, subscript, value_start, _)) = self.assignment_prefix(a, b) else {
+        let Some(Prefix {
+            subscript,
+            value_start,
+            ..
+        }) = self.assignment_prefix(a, b)
+        else {
             return self.word(a, b, ARG);
         };
         let mut end = b;
