@@ -2134,3 +2134,27 @@ mod work {
         }
     }
 }
+
+/// Found by the parse fuzz target: an escaped multi-byte character in arithmetic (here a
+/// substring offset) was skipped one byte short, and the error span split the character.
+#[test]
+fn regression_fuzz_escaped_multibyte_character_in_arithmetic() {
+    for src in [
+        "cs${!x:i{!x:in$3Pimexnx?$:i1^-\\é1T^-\\é1TT1}f",
+        "echo $(( 1 + \\é ))",
+        "echo ${x:\\é}",
+    ] {
+        match parse(src) {
+            Ok(_) => {}
+            Err(e) => {
+                assert!(e.span.end <= src.len(), "{src}: {:?}", e.span);
+                assert!(
+                    src.is_char_boundary(e.span.start) && src.is_char_boundary(e.span.end),
+                    "{src}: {:?} {}",
+                    e.span,
+                    e.message
+                );
+            }
+        }
+    }
+}

@@ -1053,7 +1053,8 @@ impl Ctx<'_> {
                     prefix_incdec = true;
                     i += 2;
                 }
-                b'\\' => i += 2,
+                // The escaped character whole: it may be more than one byte.
+                b'\\' => i += 1 + self.char_at(i + 1).map_or(1, |(_, len)| len),
                 _ => {
                     if c >= 0x80 {
                         let (_, len) = self.char_at(i)?;
