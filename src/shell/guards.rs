@@ -18,6 +18,12 @@ pub(crate) fn check_input(src: &str, limits: &Limits) -> Result<(), ParseError> 
             ),
         });
     }
+    // ASCII text needs no decoding: only its controls and DEL can be refused.
+    let ascii_ok =
+        |b: &u8| b.is_ascii() && (*b >= 0x20 || *b == b'\t' || *b == b'\n') && *b != 0x7f;
+    if src.as_bytes().iter().all(ascii_ok) {
+        return Ok(());
+    }
     for (i, c) in src.char_indices() {
         if let Some(what) = forbidden_char(c) {
             return Err(ParseError {
