@@ -28,7 +28,7 @@ pub use compiled::{
     PathRules, Policy, ProgramRule, RedirectRules, Setting, ShellRules, WrapperRules,
 };
 pub use load::SHIPPED;
-pub(crate) use load::{load_file, load_str, shipped_source};
+pub(crate) use load::{load_str, shipped_source};
 
 /// What a policy says about (part of) a command. Ordered so that the strictest wins with
 /// `max()`: `Allow < Ask < Deny`.

@@ -39,18 +39,6 @@ pub(crate) use wrappers::RawWrappers;
 
 use deserialize::key_span;
 
-pub(crate) fn load_file(path: &Path) -> Result<Policy, PolicyError> {
-    let source = read(path)?;
-    load_str(&source, &path.display().to_string())
-}
-
-fn read(path: &Path) -> Result<String, PolicyError> {
-    std::fs::read_to_string(path).map_err(|source| PolicyError::Io {
-        path: path.to_path_buf(),
-        source,
-    })
-}
-
 pub(crate) fn load_str(source: &str, origin: &str) -> Result<Policy, PolicyError> {
     let mut loader = Loader {
         diags: Vec::new(),
