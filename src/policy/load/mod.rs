@@ -6,13 +6,14 @@
 //! which one file's sections are applied. Each section's raw type and validation is in its
 //! own file below.
 
+use std::cell::OnceCell;
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::Path;
 
 use super::compiled::*;
 use super::raw::*;
-use super::{Diagnostic, Location, PolicyError, RuleRef, Severity, Verdict};
+use super::{Diagnostic, Lines, Location, PolicyError, RuleRef, Severity, Verdict};
 use crate::codes::DiagnosticCode;
 
 mod deserialize;
@@ -111,6 +112,8 @@ struct File<'a> {
     origin: &'a str,
     source: &'a str,
     table: Option<toml::de::DeTable<'a>>,
+    /// The line starts of `source`, made at the first location asked for.
+    lines: OnceCell<Lines<'a>>,
 }
 
 impl File<'_> {
@@ -124,7 +127,9 @@ impl File<'_> {
     }
 
     fn loc(&self, span: Range<usize>) -> Location {
-        Location::at(self.origin, self.source, span.start)
+        self.lines
+            .get_or_init(|| Lines::new(self.source))
+            .at(self.origin, span.start)
     }
 
     fn rule(&self, name: impl Into<String>, span: Range<usize>) -> RuleRef {
@@ -152,6 +157,7 @@ impl Loader {
             origin,
             source,
             table: None,
+            lines: OnceCell::new(),
         };
         let Some(raw) = self.parse(&mut file) else {
             return Ok(());
