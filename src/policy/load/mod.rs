@@ -7,9 +7,12 @@
 //! own file below.
 
 use std::cell::OnceCell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 use std::path::Path;
+
+use globset::{GlobBuilder, GlobMatcher};
+use regex::Regex;
 
 use super::compiled::*;
 use super::raw::*;
@@ -45,6 +48,7 @@ pub(crate) fn load_str(source: &str, origin: &str) -> Result<Policy, PolicyError
         diags: Vec::new(),
         policy: defaults(),
         stack: Vec::new(),
+        compiled: Compiled::default(),
     };
     let dir = Path::new(origin)
         .parent()
@@ -105,6 +109,17 @@ struct Loader {
     policy: Policy,
     /// Files being applied, for include cycle detection.
     stack: Vec<String>,
+    compiled: Compiled,
+}
+
+/// The patterns this load has compiled, by text. Policies repeat them (developer.toml writes
+/// one option-value regex 32 times), and compiling is the dearest step of a load; a clone
+/// shares the compiled automaton (each clone gets its own match caches).
+#[derive(Default)]
+struct Compiled {
+    regexes: HashMap<String, Regex>,
+    /// By pattern and `literal_separator`.
+    globs: HashMap<(String, bool), GlobMatcher>,
 }
 
 /// One file being validated: its name, text and parsed table, for locations.
@@ -141,6 +156,37 @@ impl File<'_> {
 }
 
 impl Loader {
+    /// `Regex::new(pattern)`, compiled once per load.
+    fn regex(&mut self, pattern: &str) -> Result<Regex, regex::Error> {
+        if let Some(re) = self.compiled.regexes.get(pattern) {
+            return Ok(re.clone());
+        }
+        let re = Regex::new(pattern)?;
+        self.compiled
+            .regexes
+            .insert(pattern.to_string(), re.clone());
+        Ok(re)
+    }
+
+    /// The matcher of `GlobBuilder::new(pattern).literal_separator(literal_separator)`,
+    /// compiled once per load.
+    fn glob(
+        &mut self,
+        pattern: &str,
+        literal_separator: bool,
+    ) -> Result<GlobMatcher, globset::Error> {
+        let key = (pattern.to_string(), literal_separator);
+        if let Some(g) = self.compiled.globs.get(&key) {
+            return Ok(g.clone());
+        }
+        let g = GlobBuilder::new(pattern)
+            .literal_separator(literal_separator)
+            .build()?
+            .compile_matcher();
+        self.compiled.globs.insert(key, g.clone());
+        Ok(g)
+    }
+
     fn diag(&mut self, code: DiagnosticCode, message: impl Into<String>, location: Location) {
         self.diags
             .push(Diagnostic::new(Severity::Error, code, message, location));
