@@ -24,8 +24,8 @@ use serde::Serialize;
 use crate::codes::DiagnosticCode;
 
 pub use compiled::{
-    ArgKind, ArgRule, EnvRules, Example, Limits, NamePattern, OperandSpec, PathAnchor, PathPattern,
-    PathRules, Policy, ProgramRule, RedirectRules, Setting, ShellRules, WrapperRules,
+    ArgKind, ArgRule, EnvRules, Example, Glob, Limits, NamePattern, OperandSpec, PathAnchor,
+    PathPattern, PathRules, Policy, ProgramRule, RedirectRules, Setting, ShellRules, WrapperRules,
 };
 pub use load::SHIPPED;
 pub(crate) use load::{load_str, shipped_source};

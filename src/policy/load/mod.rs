@@ -169,22 +169,21 @@ impl Loader {
     }
 
     /// The matcher of `GlobBuilder::new(pattern).literal_separator(literal_separator)`,
-    /// compiled once per load.
-    fn glob(
-        &mut self,
-        pattern: &str,
-        literal_separator: bool,
-    ) -> Result<GlobMatcher, globset::Error> {
+    /// compiled once per load (or none, for a pattern without glob syntax).
+    fn glob(&mut self, pattern: &str, literal_separator: bool) -> Result<Glob, globset::Error> {
+        if !pattern.contains(Glob::SYNTAX) {
+            return Ok(Glob::Exact(pattern.to_string()));
+        }
         let key = (pattern.to_string(), literal_separator);
         if let Some(g) = self.compiled.globs.get(&key) {
-            return Ok(g.clone());
+            return Ok(Glob::Matcher(g.clone()));
         }
         let g = GlobBuilder::new(pattern)
             .literal_separator(literal_separator)
             .build()?
             .compile_matcher();
         self.compiled.globs.insert(key, g.clone());
-        Ok(g)
+        Ok(Glob::Matcher(g))
     }
 
     fn diag(&mut self, code: DiagnosticCode, message: impl Into<String>, location: Location) {
