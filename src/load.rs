@@ -6,56 +6,162 @@
 //! is that policy asked to decide the commands its examples promise. Every public way to load
 //! a policy ([`Policy::from_file`], [`Policy::from_toml`], [`Policy::shipped`],
 //! [`Policy::from_name_or_file`]) goes through here, and so does the linter's entry point.
+//!
+//! # Proven examples
+//!
+//! Running the examples is most of the time a one-command `policy-check check` takes, and for
+//! the shipped policies it proves nothing new: their examples are run by a test on every
+//! change. So a load whose text is byte for byte the text of a shipped policy compiled into
+//! this binary, and whose [`fingerprint`] is the one recorded in [`PROVEN`] (which that test
+//! keeps current), does not run them again ([`Examples::Proven`]). Any other text, an edited
+//! copy of a shipped file included, has its examples run at load, as before. `policy-check
+//! lint` and `test` always run them ([`ExampleCheck::Always`]).
+//!
+//! Skipping is sound because the outcome of a shipped text's examples depends on nothing but
+//! that text: its includes are shipped names (resolved inside the binary wherever the file
+//! is), and examples are decided in [`Context::example`], which reads no file.
 
 use std::path::Path;
 
 use crate::codes::DiagnosticCode;
 use crate::evaluate::{self, Context, SandboxState};
 use crate::policy::sandbox::SandboxMode;
-use crate::policy::{self, lint, Diagnostic, Policy, PolicyError, Severity};
+use crate::policy::{self, lint, Diagnostic, Policy, PolicyError, Severity, SHIPPED};
+
+/// Whether a load runs a policy's `[examples]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExampleCheck {
+    /// Run them, whatever the policy (`policy-check lint` and `test`).
+    Always,
+    /// Run them unless the text is a shipped policy's whose examples are proven ([`PROVEN`]).
+    UnlessProven,
+}
+
+/// What a load did with a policy's `[examples]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Examples {
+    /// They were run through the evaluator, and every one is decided as it says.
+    Run,
+    /// They were not run: the text is a shipped policy's, byte for byte, with a current
+    /// [`PROVEN`] fingerprint.
+    Proven,
+}
+
+/// The shipped policies whose examples a test has run on exactly this text: `(name,
+/// fingerprint of its text)`. The test `load::tests::proven_fingerprints_are_current` fails
+/// (and prints the new value) when a shipped file changes; a stale entry only means that
+/// policy's examples are run at load again.
+pub const PROVEN: &[(&str, u64)] = &[
+    ("read-only", 0x97b8_962c_92ff_d70a),
+    ("developer", 0x316f_a9ed_4ab0_a937),
+];
+
+/// FNV-1a (64 bit) of `text`: a marker of which text was proven, not an identity (a load
+/// is [`Examples::Proven`] only if its text also equals the shipped one byte for byte).
+pub const fn fingerprint(text: &str) -> u64 {
+    let bytes = text.as_bytes();
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut i = 0;
+    while i < bytes.len() {
+        hash ^= bytes[i] as u64;
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+        i += 1;
+    }
+    hash
+}
+
+/// The fingerprint of each shipped policy's text, in [`SHIPPED`] order, computed at compile
+/// time.
+const SHIPPED_FINGERPRINTS: [u64; SHIPPED.len()] = {
+    let mut out = [0; SHIPPED.len()];
+    let mut i = 0;
+    while i < SHIPPED.len() {
+        out[i] = fingerprint(SHIPPED[i].1);
+        i += 1;
+    }
+    out
+};
+
+/// Whether `source` is the text of a shipped policy whose examples are proven.
+fn proven(source: &str) -> bool {
+    SHIPPED
+        .iter()
+        .zip(SHIPPED_FINGERPRINTS)
+        .any(|(&(name, text), fp)| {
+            text == source && PROVEN.iter().any(|&(n, p)| n == name && p == fp)
+        })
+}
 
 impl Policy {
     /// Load a policy file (and the files it includes).
     pub fn from_file(path: impl AsRef<Path>) -> Result<Policy, PolicyError> {
-        checked(policy::load_file(path.as_ref()))
+        load_file(path.as_ref(), ExampleCheck::UnlessProven).map(|(p, _)| p)
     }
 
     /// Load a policy from TOML text. `origin` names it in diagnostics; includes are resolved
     /// relative to `origin`'s directory.
     pub fn from_toml(source: &str, origin: &str) -> Result<Policy, PolicyError> {
-        checked(policy::load_str(source, origin))
+        load_toml(source, origin, ExampleCheck::UnlessProven).map(|(p, _)| p)
     }
 
     /// One of the policies shipped inside the binary: `read-only` or `developer`. Another
     /// name is [`PolicyError::UnknownShipped`].
     pub fn shipped(name: &str) -> Result<Policy, PolicyError> {
-        match policy::shipped_source(name) {
-            Some(src) => checked(policy::load_str(src, &format!("shipped:{name}"))),
-            None => Err(PolicyError::UnknownShipped {
-                name: name.to_string(),
-                known: policy::SHIPPED.iter().map(|(n, _)| *n).collect(),
-            }),
-        }
+        load_shipped(name, ExampleCheck::UnlessProven).map(|(p, _)| p)
     }
 
     /// A shipped policy name, or else a file path.
     pub fn from_name_or_file(spec: &str) -> Result<Policy, PolicyError> {
-        match policy::shipped_source(spec) {
-            Some(_) => Policy::shipped(spec),
-            None => Policy::from_file(spec),
-        }
+        load_name_or_file(spec, ExampleCheck::UnlessProven).map(|(p, _)| p)
     }
 }
 
-/// A policy that validated, if its examples are decided as they say; else every example
-/// that is not, as a `policy-example-failed` diagnostic.
-fn checked(loaded: Result<Policy, PolicyError>) -> Result<Policy, PolicyError> {
-    let policy = loaded?;
+/// [`Policy::from_file`], saying whether the examples were run.
+pub fn load_file(path: &Path, check: ExampleCheck) -> Result<(Policy, Examples), PolicyError> {
+    let source = std::fs::read_to_string(path).map_err(|source| PolicyError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    load_toml(&source, &path.display().to_string(), check)
+}
+
+/// [`Policy::from_toml`], saying whether the examples were run.
+pub fn load_toml(
+    source: &str,
+    origin: &str,
+    check: ExampleCheck,
+) -> Result<(Policy, Examples), PolicyError> {
+    let policy = policy::load_str(source, origin)?;
+    if check == ExampleCheck::UnlessProven && proven(source) {
+        return Ok((policy, Examples::Proven));
+    }
     let failed = failed_examples(&policy);
     if failed.is_empty() {
-        Ok(policy)
+        Ok((policy, Examples::Run))
     } else {
         Err(PolicyError::Invalid(failed))
+    }
+}
+
+/// [`Policy::shipped`], saying whether the examples were run.
+pub fn load_shipped(name: &str, check: ExampleCheck) -> Result<(Policy, Examples), PolicyError> {
+    match policy::shipped_source(name) {
+        Some(src) => load_toml(src, &format!("shipped:{name}"), check),
+        None => Err(PolicyError::UnknownShipped {
+            name: name.to_string(),
+            known: SHIPPED.iter().map(|(n, _)| *n).collect(),
+        }),
+    }
+}
+
+/// [`Policy::from_name_or_file`], saying whether the examples were run.
+pub fn load_name_or_file(
+    spec: &str,
+    check: ExampleCheck,
+) -> Result<(Policy, Examples), PolicyError> {
+    match policy::shipped_source(spec) {
+        Some(_) => load_shipped(spec, check),
+        None => load_file(Path::new(spec), check),
     }
 }
 
@@ -97,19 +203,22 @@ fn failed_examples(policy: &Policy) -> Vec<Diagnostic> {
     diags
 }
 
-/// Lint a policy file (or a shipped policy name): its load errors (examples included), or
+/// Lint a policy file (or a shipped policy name): its load errors (examples always run), or
 /// else [`lint::lint_policy`]'s warnings. A file that cannot be read is an `Err` (exit 2 in
 /// `policy-check lint`).
 pub fn lint_name_or_file(spec: &str) -> Result<Vec<Diagnostic>, PolicyError> {
     let (loaded, origin) = match policy::shipped_source(spec) {
-        Some(_) => (Policy::shipped(spec), format!("shipped:{spec}")),
+        Some(_) => (
+            load_shipped(spec, ExampleCheck::Always),
+            format!("shipped:{spec}"),
+        ),
         None => (
-            Policy::from_file(spec),
+            load_file(Path::new(spec), ExampleCheck::Always),
             Path::new(spec).display().to_string(),
         ),
     };
     match loaded {
-        Ok(policy) => Ok(lint::lint_policy(&policy, &origin)),
+        Ok((policy, _)) => Ok(lint::lint_policy(&policy, &origin)),
         Err(PolicyError::Invalid(mut out)) => {
             // Stable order: this file first, then included ones, each by position.
             out.sort_by(|a, b| {
@@ -122,5 +231,90 @@ pub fn lint_name_or_file(spec: &str) -> Result<Vec<Diagnostic>, PolicyError> {
             Ok(out)
         }
         Err(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What lets a shipped policy load without its examples: each [`PROVEN`] entry is the
+    /// fingerprint of the shipped text as it is now, and that text's examples pass. After an
+    /// edit of `policies/*.toml`, put the printed value in [`PROVEN`].
+    #[test]
+    fn proven_fingerprints_are_current() {
+        assert_eq!(
+            PROVEN.len(),
+            SHIPPED.len(),
+            "one PROVEN entry per shipped policy"
+        );
+        for (i, &(name, text)) in SHIPPED.iter().enumerate() {
+            let fp = fingerprint(text);
+            assert_eq!(SHIPPED_FINGERPRINTS[i], fp);
+            let (policy, examples) =
+                load_shipped(name, ExampleCheck::Always).expect("shipped policy loads");
+            assert_eq!(examples, Examples::Run);
+            assert!(!policy.examples.is_empty(), "{name} has examples");
+            assert_eq!(failed_examples(&policy), Vec::new(), "{name}");
+            let recorded = PROVEN.iter().find(|(n, _)| *n == name).map(|(_, p)| *p);
+            assert_eq!(
+                recorded,
+                Some(fp),
+                "policies/{name}.toml changed and its examples pass: set its PROVEN entry in \
+                 src/load.rs to {fp:#018x}"
+            );
+        }
+    }
+
+    /// Why a proven text may be loaded from anywhere: what it includes is resolved inside the
+    /// binary, not next to the file.
+    #[test]
+    fn shipped_policies_include_only_shipped_names() {
+        for &(name, text) in SHIPPED {
+            let table: toml::Table = text.parse().expect("shipped TOML");
+            let includes = table
+                .get("policy")
+                .and_then(|p| p.get("include"))
+                .and_then(|i| i.as_array())
+                .cloned()
+                .unwrap_or_default();
+            for inc in includes {
+                let inc = inc.as_str().expect("an include is a string");
+                assert!(
+                    policy::shipped_source(inc).is_some(),
+                    "{name} includes `{inc}`, which is not a shipped name: a copy of it \
+                     elsewhere would read another file, so it cannot be PROVEN"
+                );
+            }
+        }
+        let (dev, _) = load_shipped("developer", ExampleCheck::Always).expect("loads");
+        assert_eq!(dev.sources, ["shipped:read-only", "shipped:developer"]);
+    }
+
+    #[test]
+    fn the_fingerprint_is_fnv1a() {
+        // The published FNV-1a 64 test vectors.
+        assert_eq!(fingerprint(""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fingerprint("a"), 0xaf63_dc4c_8601_ec8c);
+        assert_eq!(fingerprint("foobar"), 0x8594_4171_f739_67e8);
+    }
+
+    #[test]
+    fn only_a_shipped_text_with_a_current_fingerprint_is_proven() {
+        for &(_, text) in SHIPPED {
+            assert!(proven(text));
+            assert!(!proven(&format!("{text}\n")));
+            assert!(!proven(&text[..text.len() - 1]));
+            // One byte changed in the middle, same length.
+            let mut bytes = text.as_bytes().to_vec();
+            let mid = (bytes.len() / 2..bytes.len())
+                .find(|&i| bytes[i].is_ascii())
+                .expect("an ASCII byte after the middle");
+            bytes[mid] = if bytes[mid] == b' ' { b'\t' } else { b' ' };
+            assert!(!proven(
+                &String::from_utf8(bytes).expect("an ASCII byte for another")
+            ));
+        }
+        assert!(!proven(""));
     }
 }

@@ -246,3 +246,49 @@ fn unreadable_and_unwritable_files_are_named_with_exit_2() {
         );
     }
 }
+
+#[test]
+fn check_with_an_edited_shipped_policy_runs_its_examples() {
+    let shipped = include_str!("../policies/developer.toml");
+    let dir = tempfile::tempdir().unwrap();
+    let same = dir.path().join("developer.toml");
+    std::fs::write(&same, shipped).unwrap();
+    let needle = "\n[examples]\nallow = [\n";
+    let at = shipped.find(needle).expect("an [examples] allow list") + needle.len();
+    let edited = format!("{}  \"sudo rm -rf /\",\n{}", &shipped[..at], &shipped[at..]);
+    let wrong = dir.path().join("edited.toml");
+    std::fs::write(&wrong, edited).unwrap();
+    let (same, wrong) = (same.to_str().unwrap(), wrong.to_str().unwrap());
+
+    let out = run(
+        &["check", "--policy", same, "--cwd", "/workspace", "ls -la"],
+        None,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = run(
+        &["check", "--policy", wrong, "--cwd", "/workspace", "ls -la"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("policy-example-failed"), "{err}");
+    assert!(err.contains("sudo rm -rf /"), "{err}");
+    assert!(
+        out.stdout.is_empty(),
+        "no decision under a policy that does not load"
+    );
+
+    let out = run(&["test", "--policy", wrong], None);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("policy-example-failed"));
+    for spec in ["developer", same] {
+        let out = run(&["test", "--policy", spec], None);
+        assert_eq!(out.status.code(), Some(0), "{spec}");
+        assert!(String::from_utf8_lossy(&out.stdout).contains("example(s) passed"));
+    }
+}

@@ -338,4 +338,87 @@ fn paranoid_without_the_second_reader_is_a_load_error() {
     // `paranoid = false` is the default reading and loads.
     let off = "[policy]\ninclude = [\"developer\"]\n[shell]\nparanoid = false\n";
     assert!(shellgate::Policy::from_toml(off, "p.toml").is_ok());
+/// `policies/NAME.toml` with `sudo rm -rf /` inserted as the first `[examples] allow`: a
+/// wrong example, and no longer the shipped text.
+fn with_wrong_example(name: &str) -> String {
+    let text = shellgate::policy::SHIPPED
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, t)| *t)
+        .expect("shipped");
+    let examples = text.find("\n[examples]\n").expect("an [examples] table");
+    let allow = examples + text[examples..].find("allow = [\n").expect("an allow list");
+    let at = allow + "allow = [\n".len();
+    format!("{}  \"sudo rm -rf /\",\n{}", &text[..at], &text[at..])
+}
+
+fn shipped_file(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("policies/{name}.toml"))
+}
+
+#[test]
+fn shipped_policies_load_without_running_their_examples() {
+    use shellgate::load::{self, ExampleCheck::*, Examples};
+    let dir = tempfile::tempdir().unwrap();
+    for &(name, text) in shellgate::policy::SHIPPED {
+        let (_, by_name) = load::load_name_or_file(name, UnlessProven).unwrap();
+        assert_eq!(by_name, Examples::Proven, "{name} by name");
+        let (_, by_path) = load::load_file(&shipped_file(name), UnlessProven).unwrap();
+        assert_eq!(by_path, Examples::Proven, "policies/{name}.toml");
+        // The same bytes elsewhere (includes are shipped names, so the directory is no matter).
+        let copy = dir.path().join(format!("{name}.toml"));
+        fs::write(&copy, text).unwrap();
+        let spec = copy.to_str().unwrap();
+        let (_, copied) = load::load_name_or_file(spec, UnlessProven).unwrap();
+        assert_eq!(copied, Examples::Proven, "a byte-identical copy of {name}");
+        let (_, from_text) = load::load_toml(text, "elsewhere/p.toml", UnlessProven).unwrap();
+        assert_eq!(from_text, Examples::Proven);
+        // What `policy-check lint` and `test` use: the examples run whatever the text.
+        for (got, what) in [
+            (load::load_shipped(name, Always), "by name"),
+            (load::load_file(&copy, Always), "copy"),
+        ] {
+            let (policy, examples) = got.unwrap();
+            assert_eq!(examples, Examples::Run, "{name} {what} with Always");
+            assert!(!policy.examples.is_empty());
+        }
+    }
+}
+
+#[test]
+fn an_edited_copy_of_a_shipped_policy_runs_its_examples_and_a_wrong_one_fails() {
+    use shellgate::load::{self, ExampleCheck::*, Examples};
+    let dir = tempfile::tempdir().unwrap();
+    for &(name, text) in shellgate::policy::SHIPPED {
+        let wrong = with_wrong_example(name);
+        let path = dir.path().join(format!("{name}-wrong.toml"));
+        fs::write(&path, &wrong).unwrap();
+        let line = wrong[..wrong.find("\"sudo rm -rf /\"").unwrap()]
+            .matches('\n')
+            .count()
+            + 1;
+        let want = format!("{}:{line}:3", path.display());
+        for got in [
+            Policy::from_file(&path),
+            Policy::from_name_or_file(path.to_str().unwrap()),
+            Policy::from_toml(&wrong, path.to_str().unwrap()),
+        ] {
+            let e = got.expect_err("a wrong example fails the load");
+            let d = e.diagnostics();
+            assert_eq!(d.len(), 1, "{e}");
+            assert_eq!(d[0].code, "policy-example-failed");
+            assert_eq!(d[0].location.to_string(), want);
+            assert!(d[0].message.contains("sudo rm -rf /"), "{e}");
+        }
+        // The smallest edit (one more newline) is not the shipped text either: run.
+        let (_, examples) =
+            load::load_toml(&format!("{text}\n"), "edited.toml", UnlessProven).unwrap();
+        assert_eq!(examples, Examples::Run);
+        // lint reports the wrong example too.
+        let lint = load::lint_name_or_file(path.to_str().unwrap()).unwrap();
+        assert!(
+            lint.iter().any(|d| d.code == "policy-example-failed"),
+            "{lint:?}"
+        );
+    }
 }

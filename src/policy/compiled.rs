@@ -72,6 +72,30 @@ pub struct ShellRules {
     pub paranoid: Option<RuleRef>,
 }
 
+/// A compiled glob, or the text itself when it has no glob syntax: most variable names and
+/// some paths in policies are literal, and a literal needs no automaton.
+#[derive(Debug, Clone)]
+pub enum Glob {
+    /// No `*?[]{}\\` in it: it matches exactly its own text.
+    Exact(String),
+    /// Anything else, compiled by globset.
+    Matcher(GlobMatcher),
+}
+
+impl Glob {
+    /// The characters that make a pattern a glob (globset's syntax); a pattern without them
+    /// cannot fail to compile and matches only itself.
+    pub(crate) const SYNTAX: &'static [char] = &['*', '?', '[', ']', '{', '}', '\\'];
+
+    /// Whether `text` matches.
+    pub fn is_match(&self, text: &str) -> bool {
+        match self {
+            Glob::Exact(t) => t == text,
+            Glob::Matcher(g) => g.is_match(text),
+        }
+    }
+}
+
 /// Where a path pattern is anchored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PathAnchor {
@@ -94,7 +118,7 @@ pub struct PathPattern {
     /// The anchor.
     pub anchor: PathAnchor,
     /// The pattern for the part below the anchor; `None` matches only the anchor itself.
-    pub rest: Option<GlobMatcher>,
+    pub rest: Option<Glob>,
     /// The rule it comes from.
     pub rule: RuleRef,
 }
@@ -144,7 +168,7 @@ pub struct NamePattern {
     /// As written.
     pub text: String,
     /// Compiled.
-    pub glob: GlobMatcher,
+    pub glob: Glob,
     /// Where.
     pub rule: RuleRef,
 }
@@ -410,4 +434,71 @@ pub struct Policy {
     pub sandbox: super::sandbox::SandboxPolicy,
     /// The files this policy was loaded from, includes first.
     pub sources: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Glob;
+    use globset::GlobBuilder;
+
+    /// A pattern without glob syntax is matched as its text: the same answer globset gives,
+    /// for names and paths, with and without `literal_separator`.
+    #[test]
+    fn an_exact_glob_answers_as_globset_does() {
+        let literals = [
+            "PATH",
+            "LC_ALL",
+            "a-b!c",
+            "dev/null",
+            ".git",
+            ".cargo/config.toml",
+            "x y",
+            "é",
+            "!x",
+            "a.b",
+            "",
+            "-",
+        ];
+        let candidates = [
+            "PATH",
+            "path",
+            "PATH ",
+            "PATHX",
+            "XPATH",
+            "LC_ALL",
+            "a-b!c",
+            "dev/null",
+            "dev//null",
+            "./dev/null",
+            "dev/null/",
+            ".git",
+            "a/.git",
+            ".gitx",
+            ".cargo/config.toml",
+            "x y",
+            "é",
+            "e",
+            "!x",
+            "x",
+            "a.b",
+            "aXb",
+            "",
+            "-",
+            "/dev/null",
+        ];
+        for lit in literals {
+            assert!(!lit.contains(Glob::SYNTAX));
+            let exact = Glob::Exact(lit.to_string());
+            for sep in [false, true] {
+                let g = GlobBuilder::new(lit)
+                    .literal_separator(sep)
+                    .build()
+                    .expect("a literal compiles")
+                    .compile_matcher();
+                for c in candidates.iter().chain(&literals) {
+                    assert_eq!(exact.is_match(c), g.is_match(c), "{lit:?} on {c:?}");
+                }
+            }
+        }
+    }
 }

@@ -24,11 +24,11 @@ use serde::Serialize;
 use crate::codes::DiagnosticCode;
 
 pub use compiled::{
-    ArgKind, ArgRule, EnvRules, Example, Limits, NamePattern, OperandSpec, PathAnchor, PathPattern,
-    PathRules, Policy, ProgramRule, RedirectRules, Setting, ShellRules, WrapperRules,
+    ArgKind, ArgRule, EnvRules, Example, Glob, Limits, NamePattern, OperandSpec, PathAnchor,
+    PathPattern, PathRules, Policy, ProgramRule, RedirectRules, Setting, ShellRules, WrapperRules,
 };
 pub use load::SHIPPED;
-pub(crate) use load::{load_file, load_str, shipped_source};
+pub(crate) use load::{load_str, shipped_source};
 
 /// What a policy says about (part of) a command. Ordered so that the strictest wins with
 /// `max()`: `Allow < Ask < Deny`.
@@ -98,6 +98,42 @@ impl Location {
         let line = before.matches('\n').count() + 1;
         let line_start = before.rfind('\n').map_or(0, |i| i + 1);
         let col = before.get(line_start..).map_or(0, |s| s.chars().count()) + 1;
+        Location {
+            file: file.to_string(),
+            line,
+            col,
+        }
+    }
+}
+
+/// Where each line of a text starts, so that the [`Location`] of an offset is a binary search
+/// and not a count of the newlines before it (a policy of 1,500 lines has thousands of rules,
+/// each with its location).
+pub(crate) struct Lines<'a> {
+    source: &'a str,
+    /// The offset of each line's first byte: 0, then one past each `\n`.
+    starts: Vec<usize>,
+}
+
+impl<'a> Lines<'a> {
+    pub(crate) fn new(source: &'a str) -> Lines<'a> {
+        let starts = std::iter::once(0)
+            .chain(memchr::memchr_iter(b'\n', source.as_bytes()).map(|i| i + 1))
+            .collect();
+        Lines { source, starts }
+    }
+
+    /// [`Location::at`]`(file, source, offset)`.
+    pub(crate) fn at(&self, file: &str, offset: usize) -> Location {
+        let mut offset = offset.min(self.source.len());
+        if !self.source.is_char_boundary(offset) {
+            // As `Location::at`: the whole text is before an offset inside a character.
+            offset = self.source.len();
+        }
+        // The starts at or before `offset`: one more than the newlines before it.
+        let line = self.starts.partition_point(|&s| s <= offset);
+        let line_start = self.starts[line - 1];
+        let col = self.source[line_start..offset].chars().count() + 1;
         Location {
             file: file.to_string(),
             line,
@@ -245,4 +281,30 @@ fn render_diagnostics(diags: &[Diagnostic]) -> String {
         out.push_str(&d.to_string());
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Lines, Location};
+
+    #[test]
+    fn lines_agree_with_location_at_on_every_offset() {
+        for text in [
+            "",
+            "\n",
+            "a",
+            "ab\ncd\n\nef",
+            "\n\nx = \"é\"\n# ünïcode — ok\r\ny\n",
+            "no newline at the end é",
+        ] {
+            let lines = Lines::new(text);
+            for offset in 0..text.len() + 3 {
+                assert_eq!(
+                    lines.at("f.toml", offset),
+                    Location::at("f.toml", text, offset),
+                    "{text:?} at {offset}"
+                );
+            }
+        }
+    }
 }

@@ -546,10 +546,10 @@ pub(crate) fn for_each_stdin_command(
 }
 
 fn test_one(spec: &str) -> Result<u8, CliError> {
-    // Loading already checks the examples; a failing one is an invalid policy (exit 2)
-    // there, but here it is the test result (exit 1).
-    match Policy::from_name_or_file(spec) {
-        Ok(p) => {
+    // Loading checks the examples (here always, even a shipped policy's proven ones); a
+    // failing one is an invalid policy (exit 2) there, but here it is the test result (exit 1).
+    match shellgate::load::load_name_or_file(spec, shellgate::load::ExampleCheck::Always) {
+        Ok((p, _)) => {
             println!("{}: {} example(s) passed", spec, p.examples.len());
             Ok(0)
         }

@@ -25,12 +25,14 @@ impl Loader {
                 return None;
             }
         };
-        let mut work = table.clone();
+        // The copy that wrong values are removed from, made at the first one (a copy of the
+        // whole document costs as much as a tenth of the load).
+        let mut work: Option<toml::Spanned<toml::de::DeTable>> = None;
         let mut unknown: Vec<Vec<String>> = Vec::new();
         let mut found: Vec<(Range<usize>, DiagnosticCode, String)> = Vec::new();
         let mut removed_keys: Vec<Vec<String>> = Vec::new();
         let raw = loop {
-            let de = toml::de::Deserializer::from(work.clone());
+            let de = toml::de::Deserializer::from(work.as_ref().unwrap_or(&table).clone());
             let result: Result<RawPolicy, _> = serde_ignored::deserialize(de, |path| {
                 let mut segs = Vec::new();
                 path_segments(&path, &mut segs);
@@ -44,6 +46,7 @@ impl Loader {
             };
             let span = e.span().unwrap_or(0..0);
             let mut key = Vec::new();
+            let work = work.get_or_insert_with(|| table.clone());
             let removed = !span.is_empty() && remove_at(work.get_mut(), &span, &mut key);
             // A table that lacks a key only because its wrong value was just removed is
             // the same mistake, reported once.

@@ -1,6 +1,5 @@
 //! `[env]`: which variables may be assigned, as name patterns.
 
-use globset::GlobBuilder;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use toml::Spanned;
@@ -47,14 +46,14 @@ impl Loader {
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || "_*?[]!-".contains(c));
             let glob = if ok_chars && !text.is_empty() {
-                GlobBuilder::new(text).build().ok()
+                self.glob(text, false).ok()
             } else {
                 None
             };
             match glob {
                 Some(g) => out.push(NamePattern {
                     text: text.clone(),
-                    glob: g.compile_matcher(),
+                    glob: g,
                     rule: file.rule(name, item.span()),
                 }),
                 None => self.diag(

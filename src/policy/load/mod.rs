@@ -6,13 +6,17 @@
 //! which one file's sections are applied. Each section's raw type and validation is in its
 //! own file below.
 
-use std::collections::BTreeMap;
+use std::cell::OnceCell;
+use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 use std::path::Path;
 
+use globset::{GlobBuilder, GlobMatcher};
+use regex::Regex;
+
 use super::compiled::*;
 use super::raw::*;
-use super::{Diagnostic, Location, PolicyError, RuleRef, Severity, Verdict};
+use super::{Diagnostic, Lines, Location, PolicyError, RuleRef, Severity, Verdict};
 use crate::codes::DiagnosticCode;
 
 mod deserialize;
@@ -39,23 +43,12 @@ pub(crate) use wrappers::RawWrappers;
 
 use deserialize::key_span;
 
-pub(crate) fn load_file(path: &Path) -> Result<Policy, PolicyError> {
-    let source = read(path)?;
-    load_str(&source, &path.display().to_string())
-}
-
-fn read(path: &Path) -> Result<String, PolicyError> {
-    std::fs::read_to_string(path).map_err(|source| PolicyError::Io {
-        path: path.to_path_buf(),
-        source,
-    })
-}
-
 pub(crate) fn load_str(source: &str, origin: &str) -> Result<Policy, PolicyError> {
     let mut loader = Loader {
         diags: Vec::new(),
         policy: defaults(),
         stack: Vec::new(),
+        compiled: Compiled::default(),
     };
     let dir = Path::new(origin)
         .parent()
@@ -117,6 +110,17 @@ struct Loader {
     policy: Policy,
     /// Files being applied, for include cycle detection.
     stack: Vec<String>,
+    compiled: Compiled,
+}
+
+/// The patterns this load has compiled, by text. Policies repeat them (developer.toml writes
+/// one option-value regex 32 times), and compiling is the dearest step of a load; a clone
+/// shares the compiled automaton (each clone gets its own match caches).
+#[derive(Default)]
+struct Compiled {
+    regexes: HashMap<String, Regex>,
+    /// By pattern and `literal_separator`.
+    globs: HashMap<(String, bool), GlobMatcher>,
 }
 
 /// One file being validated: its name, text and parsed table, for locations.
@@ -124,6 +128,8 @@ struct File<'a> {
     origin: &'a str,
     source: &'a str,
     table: Option<toml::de::DeTable<'a>>,
+    /// The line starts of `source`, made at the first location asked for.
+    lines: OnceCell<Lines<'a>>,
 }
 
 impl File<'_> {
@@ -137,7 +143,9 @@ impl File<'_> {
     }
 
     fn loc(&self, span: Range<usize>) -> Location {
-        Location::at(self.origin, self.source, span.start)
+        self.lines
+            .get_or_init(|| Lines::new(self.source))
+            .at(self.origin, span.start)
     }
 
     fn rule(&self, name: impl Into<String>, span: Range<usize>) -> RuleRef {
@@ -149,6 +157,36 @@ impl File<'_> {
 }
 
 impl Loader {
+    /// `Regex::new(pattern)`, compiled once per load.
+    fn regex(&mut self, pattern: &str) -> Result<Regex, regex::Error> {
+        if let Some(re) = self.compiled.regexes.get(pattern) {
+            return Ok(re.clone());
+        }
+        let re = Regex::new(pattern)?;
+        self.compiled
+            .regexes
+            .insert(pattern.to_string(), re.clone());
+        Ok(re)
+    }
+
+    /// The matcher of `GlobBuilder::new(pattern).literal_separator(literal_separator)`,
+    /// compiled once per load (or none, for a pattern without glob syntax).
+    fn glob(&mut self, pattern: &str, literal_separator: bool) -> Result<Glob, globset::Error> {
+        if !pattern.contains(Glob::SYNTAX) {
+            return Ok(Glob::Exact(pattern.to_string()));
+        }
+        let key = (pattern.to_string(), literal_separator);
+        if let Some(g) = self.compiled.globs.get(&key) {
+            return Ok(Glob::Matcher(g.clone()));
+        }
+        let g = GlobBuilder::new(pattern)
+            .literal_separator(literal_separator)
+            .build()?
+            .compile_matcher();
+        self.compiled.globs.insert(key, g.clone());
+        Ok(Glob::Matcher(g))
+    }
+
     fn diag(&mut self, code: DiagnosticCode, message: impl Into<String>, location: Location) {
         self.diags
             .push(Diagnostic::new(Severity::Error, code, message, location));
@@ -165,6 +203,7 @@ impl Loader {
             origin,
             source,
             table: None,
+            lines: OnceCell::new(),
         };
         let Some(raw) = self.parse(&mut file) else {
             return Ok(());

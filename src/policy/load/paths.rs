@@ -1,6 +1,5 @@
 //! `[paths]`: read, write, deny and protected path patterns, anchored and compiled.
 
-use globset::GlobBuilder;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use toml::Spanned;
@@ -114,8 +113,8 @@ impl Loader {
         let rest = if rest.is_empty() {
             None
         } else {
-            match GlobBuilder::new(rest).literal_separator(true).build() {
-                Ok(g) => Some(g.compile_matcher()),
+            match self.glob(rest, true) {
+                Ok(g) => Some(g),
                 Err(e) => {
                     self.diag(
                         DiagnosticCode::PolicyInvalidGlob,

@@ -4,7 +4,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 
-use regex::Regex;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use toml::Spanned;
@@ -314,7 +313,7 @@ impl Loader {
         }
         let mut option_values = BTreeMap::new();
         for (opt, pat) in &raw.option_values {
-            match Regex::new(pat.get_ref()) {
+            match self.regex(pat.get_ref()) {
                 Ok(re) => {
                     option_values.insert(opt.clone(), re);
                 }
@@ -337,7 +336,7 @@ impl Loader {
                 Some(v) => self.verdict(file, v).unwrap_or(Verdict::Deny),
                 None => Verdict::Deny,
             };
-            match Regex::new(a.pattern.get_ref()) {
+            match self.regex(a.pattern.get_ref()) {
                 Ok(pattern) => args.push(ArgRule {
                     pattern,
                     verdict,
