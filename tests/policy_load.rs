@@ -338,6 +338,8 @@ fn paranoid_without_the_second_reader_is_a_load_error() {
     // `paranoid = false` is the default reading and loads.
     let off = "[policy]\ninclude = [\"developer\"]\n[shell]\nparanoid = false\n";
     assert!(shellgate::Policy::from_toml(off, "p.toml").is_ok());
+}
+
 /// `policies/NAME.toml` with `sudo rm -rf /` inserted as the first `[examples] allow`: a
 /// wrong example, and no longer the shipped text.
 fn with_wrong_example(name: &str) -> String {
