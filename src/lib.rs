@@ -1,7 +1,8 @@
 //! shellgate: a security policy engine for the bash commands that AI agents run.
 //!
-//! A command is parsed by shellgate's own bash parser into its IR ([`shell`]), and every program, argument, path, redirection, assignment
-//! and nested command in it is checked against a declarative TOML [`Policy`] (default deny).
+//! A command is parsed by shellgate's own bash parser into its IR ([`shell`]), and every
+//! program, argument, path, redirection, assignment and nested command in it is checked
+//! against a declarative TOML [`Policy`] (default deny).
 //! The strictest verdict wins, and each refusal names its rule and the span it is about.
 //!
 //! ```
