@@ -46,7 +46,7 @@ struct Parsed<'w> {
 
 /// A word's value after quote removal, if it has one without any expansion: borrowed for a
 /// word of one literal part (most words), as [`Word::static_value`] otherwise.
-fn static_text(w: &Word) -> Option<Cow<'_, str>> {
+pub(super) fn static_text(w: &Word) -> Option<Cow<'_, str>> {
     match w.parts.as_slice() {
         [] => Some(Cow::Borrowed("")),
         [WordPart::Literal(s) | WordPart::SingleQuoted(s) | WordPart::AnsiC(s)] => {
@@ -707,6 +707,10 @@ impl Eval<'_> {
         if kind.is_inert() {
             // Text and patterns are never checked.
             return None;
+        }
+        if let (ArgKind::PathRead | ArgKind::PathWrite, Value::Word(w)) = (kind, &value) {
+            // The word itself is the path (no need of its text here).
+            return self.path(w, kind == ArgKind::PathWrite);
         }
         let (text, span, word) = match value {
             Value::Word(w) => (w.static_value(), w.span, Some(w)),

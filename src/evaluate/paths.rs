@@ -5,6 +5,8 @@
 //! cannot be resolved statically is never proven safe.
 
 use std::borrow::Cow;
+use std::ffi::OsString;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Component, Path, PathBuf};
 
 use globset::{GlobBuilder, GlobMatcher};
@@ -233,18 +235,30 @@ fn resolve_glob(start: Option<PathBuf>, rest: &Word, cwd: &Path) -> Resolved {
 }
 
 /// Lexically normalise an absolute path: drop `.`, resolve `..`, collapse `//`.
+///
+/// A relative path is read as if it began with `/`.
 pub fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::from("/");
-    for c in path.components() {
-        match c {
-            Component::RootDir | Component::Prefix(_) | Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
+    // The components of a Unix path are its `/`-separated names, without the empty ones and
+    // `.` (what `Path::components` yields): worked on as bytes, in one buffer.
+    let bytes = path.as_os_str().as_bytes();
+    let mut out: Vec<u8> = Vec::with_capacity(bytes.len() + 1);
+    out.push(b'/');
+    for name in bytes.split(|&b| b == b'/') {
+        match name {
+            b"" | b"." => {}
+            b".." => {
+                let parent = out.iter().rposition(|&b| b == b'/').unwrap_or(0);
+                out.truncate(parent.max(1));
             }
-            Component::Normal(n) => out.push(n),
+            name => {
+                if out.len() > 1 {
+                    out.push(b'/');
+                }
+                out.extend_from_slice(name);
+            }
         }
     }
-    out
+    PathBuf::from(OsString::from_vec(out))
 }
 
 fn anchors(anchor: PathAnchor, ctx: &Context) -> impl Iterator<Item = &Path> {
@@ -627,6 +641,48 @@ mod tests {
             assert_eq!(d.verdict, Verdict::Deny, "{path}: {d:?}");
         }
         assert!(check_file_access(&policy, &ctx, "sub/new.txt", FileAccess::Write).is_allowed());
+    }
+
+    /// What `normalize` was: a fold over `Path::components`.
+    fn normalize_by_components(path: &Path) -> PathBuf {
+        let mut out = PathBuf::from("/");
+        for c in path.components() {
+            match c {
+                Component::RootDir | Component::Prefix(_) | Component::CurDir => {}
+                Component::ParentDir => {
+                    out.pop();
+                }
+                Component::Normal(n) => out.push(n),
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn normalize_is_the_fold_over_components() {
+        let names = [
+            "", ".", "..", "a", "bc", ".x", "..y", "...", "\\", " ", "\u{e9}",
+        ];
+        let mut paths = vec![String::new()];
+        for _ in 0..4 {
+            let mut next = Vec::new();
+            for p in &paths {
+                for n in names {
+                    next.push(format!("{p}/{n}"));
+                    next.push(format!("{p}{n}"));
+                }
+            }
+            next.sort();
+            next.dedup();
+            paths = next;
+        }
+        paths.push("/w/\u{0}/../x//".into());
+        for p in &paths {
+            let p = Path::new(p);
+            assert_eq!(normalize(p), normalize_by_components(p), "{p:?}");
+        }
+        let odd = Path::new(std::ffi::OsStr::from_bytes(b"/w/\xff/./\xfe/../z"));
+        assert_eq!(normalize(odd), normalize_by_components(odd));
     }
 
     #[test]
