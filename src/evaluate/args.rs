@@ -26,6 +26,9 @@ pub(super) fn stdin_word(span: Span) -> Word {
     }
 }
 
+/// The options of find that run a command (see [`Eval::find_exec`]).
+const FIND_EXEC: &[&str] = &["-exec", "-execdir", "-ok", "-okdir"];
+
 /// The value of an option: a separate word, or glued text in the option's own word.
 #[derive(Clone)]
 enum Value<'w> {
@@ -91,7 +94,11 @@ impl Eval<'_> {
         }
         // find's -exec family runs a payload: unwrap it if the policy allows, else refuse.
         let unwrapped;
-        let args: &[Word] = if rule.name == "find" {
+        let args: &[Word] = if rule.name == "find"
+            && args
+                .iter()
+                .any(|w| static_text(w).is_some_and(|s| FIND_EXEC.contains(&&*s)))
+        {
             unwrapped = self.find_exec(rule, args);
             &unwrapped
         } else {
@@ -883,7 +890,7 @@ impl Eval<'_> {
     /// Split find's `-exec CMD ... ;` / `-ok` / `-execdir` / `-okdir` payloads out of `args`,
     /// checking each as a command (when `find` is an allowed wrapper) or refusing it.
     fn find_exec(&mut self, rule: &ProgramRule, args: &[Word]) -> Vec<Word> {
-        const EXEC: &[&str] = &["-exec", "-execdir", "-ok", "-okdir"];
+        const EXEC: &[&str] = FIND_EXEC;
         let mut out = Vec::new();
         let mut i = 0;
         while i < args.len() {
