@@ -1,12 +1,13 @@
 //! Arguments of a program: options (clusters `-rf`, glued values `-ofile`, `--opt=value`,
 //! GNU abbreviations `--out`), subcommands, and typed operands.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use super::Eval;
 use crate::codes::ReasonCode;
-use crate::policy::{ArgKind, ProgramRule, Verdict};
+use crate::policy::{ArgKind, OptionFacts, ProgramRule, Verdict};
 use crate::shell::{Fields, Param, Span, Word, WordPart};
 
 /// A word standing for arguments only known at run time (what `xargs` reads, find's `{}`).
@@ -25,6 +26,9 @@ pub(super) fn stdin_word(span: Span) -> Word {
     }
 }
 
+/// The options of find that run a command (see [`Eval::find_exec`]).
+const FIND_EXEC: &[&str] = &["-exec", "-execdir", "-ok", "-okdir"];
+
 /// The value of an option: a separate word, or glued text in the option's own word.
 #[derive(Clone)]
 enum Value<'w> {
@@ -36,9 +40,23 @@ struct Parsed<'w> {
     operands: Vec<&'w Word>,
     /// Indices into `operands` of words that may become any number of words.
     many: BTreeSet<usize>,
+    /// The options given that some check asks about later (`required_options`,
+    /// `implicit_operand_options`); no other option is looked up here.
     seen: BTreeSet<String>,
     write_mode: bool,
     pattern_given: bool,
+}
+
+/// A word's value after quote removal, if it has one without any expansion: borrowed for a
+/// word of one literal part (most words), as [`Word::static_value`] otherwise.
+pub(super) fn static_text(w: &Word) -> Option<Cow<'_, str>> {
+    match w.parts.as_slice() {
+        [] => Some(Cow::Borrowed("")),
+        [WordPart::Literal(s) | WordPart::SingleQuoted(s) | WordPart::AnsiC(s)] => {
+            Some(Cow::Borrowed(s))
+        }
+        _ => w.static_value().map(Cow::Owned),
+    }
 }
 
 impl Eval<'_> {
@@ -50,6 +68,12 @@ impl Eval<'_> {
         name_span: Span,
         cmd_span: Span,
     ) {
+        debug_assert!(
+            rule.index_is_current(),
+            "the index of `{}` is stale: Policy::reindex after changing its lists",
+            rule.name
+        );
+        let ix = &rule.index;
         if rule.verdict != Verdict::Allow {
             let msg = rule.message.clone().unwrap_or_else(|| {
                 format!(
@@ -69,19 +93,34 @@ impl Eval<'_> {
             }
         }
         // find's -exec family runs a payload: unwrap it if the policy allows, else refuse.
-        let args: Vec<Word> = if rule.name == "find" {
-            self.find_exec(rule, args)
+        let unwrapped;
+        let args: &[Word] = if rule.name == "find"
+            && args
+                .iter()
+                .any(|w| static_text(w).is_some_and(|s| FIND_EXEC.contains(&&*s)))
+        {
+            unwrapped = self.find_exec(rule, args);
+            &unwrapped
         } else {
-            args.to_vec()
+            args
         };
         // Brace expansion comes before anything else bash does with the words.
-        let args: Vec<Word> = args
-            .into_iter()
-            .flat_map(|w| super::braces::expand(&w).unwrap_or_else(|| vec![w]))
-            .collect();
-        let args = &args[..];
+        let expanded: Vec<Word>;
+        let args: &[Word] = if args
+            .iter()
+            .any(|w| w.parts.iter().any(|p| matches!(p, WordPart::Brace(_))))
+        {
+            expanded = args
+                .iter()
+                .flat_map(|w| super::braces::expand(w).unwrap_or_else(|| vec![w.clone()]))
+                .collect();
+            &expanded
+        } else {
+            args
+        };
         let has_subcommands = !rule.subcommands.is_empty();
-        let restricted = restricted(rule);
+        let restricted = ix.restricted;
+        let known = self.known();
         let mut p = Parsed {
             operands: Vec::new(),
             many: BTreeSet::new(),
@@ -92,15 +131,10 @@ impl Eval<'_> {
         let mut after_dd = false;
         let mut dd_rest: Option<usize> = None;
         let mut sub_rest = args.len();
-        let plus_options = matches!(
-            rule.name.as_str(),
-            "set" | "declare" | "typeset" | "local" | "export" | "readonly" | "shopt"
-        ) || known_plus_option(rule);
-        let known = self.known();
-        let declaration = matches!(
-            rule.name.as_str(),
-            "export" | "declare" | "typeset" | "local" | "readonly"
-        );
+        let plus_options = ix.plus_options;
+        let declaration = ix.declaration;
+        // The option a letter of a cluster is, reused for every letter.
+        let mut short = String::new();
         let mut i = 0;
         while i < args.len() {
             let w = &args[i];
@@ -110,31 +144,35 @@ impl Eval<'_> {
             // the next word is the first again.
             let options_over =
                 after_dd || (rule.options_before_operands && p.operands.len() > p.many.len());
-            let s = match w.fields(&known) {
-                Fields::Static(s) => s,
-                // A declaration builtin does not split or glob an argument written as an
-                // assignment (`export a=$x` assigns all of `$x`): one operand.
-                _ if declaration && assigned_name(w).is_some() => {
-                    p.operands.push(w);
-                    continue;
-                }
-                fields => {
-                    if !options_over {
-                        self.dynamic_arg(rule, w, &fields, restricted, plus_options);
+            let s: Cow<str> = match static_text(w) {
+                Some(s) => s,
+                None => match w.fields(&known) {
+                    Fields::Static(s) => Cow::Owned(s),
+                    // A declaration builtin does not split or glob an argument written as an
+                    // assignment (`export a=$x` assigns all of `$x`): one operand.
+                    _ if declaration && assigned_name(w).is_some() => {
+                        p.operands.push(w);
+                        continue;
                     }
-                    if fields.is_many() {
-                        p.many.insert(p.operands.len());
+                    fields => {
+                        if !options_over {
+                            self.dynamic_arg(rule, w, &fields, restricted, plus_options);
+                        }
+                        if fields.is_many() {
+                            p.many.insert(p.operands.len());
+                        }
+                        p.operands.push(w);
+                        if has_subcommands && p.operands.len() == 1 {
+                            sub_rest = i;
+                            break;
+                        }
+                        continue;
                     }
-                    p.operands.push(w);
-                    if has_subcommands && p.operands.len() == 1 {
-                        sub_rest = i;
-                        break;
-                    }
-                    continue;
-                }
+                },
             };
+            let s: &str = &s;
             for ar in &rule.args {
-                if ar.pattern.is_match(&s) {
+                if ar.pattern.is_match(s) {
                     let msg = ar.message.clone().unwrap_or_else(|| {
                         format!("`{s}` is {} for `{}`", verdict_word(ar.verdict), rule.name)
                     });
@@ -166,13 +204,14 @@ impl Eval<'_> {
             }
             if rule.single_dash_long || s.starts_with("--") {
                 let (name, glued) = match s.split_once('=') {
-                    Some((n, v)) => (n.to_string(), Some(v.to_string())),
-                    None => (s.clone(), None),
+                    Some((n, v)) => (n, Some(v)),
+                    None => (s, None),
                 };
-                let canonical = self.resolve_long(rule, &name);
+                let canonical = resolve_long(rule, name);
+                let facts = ix.facts(canonical);
                 let value = match glued {
-                    Some(v) => Some(Value::Glued(v, w.span)),
-                    None if rule.options_with_value.contains(&canonical) => {
+                    Some(v) => Some(Value::Glued(v.to_string(), w.span)),
+                    None if facts.any(OptionFacts::WITH_VALUE) => {
                         let v = args.get(i).map(Value::Word);
                         // Only an exact name surely takes the next word: for an abbreviation
                         // (`--word-diff` for `--word-diff-regex`?) the next word is checked as
@@ -185,7 +224,7 @@ impl Eval<'_> {
                     None => None,
                 };
                 // `jq --arg NAME VALUE`: the value checked by kind is the second word.
-                let value = if rule.options_with_two_values.contains(&canonical)
+                let value = if facts.any(OptionFacts::TWO_VALUES)
                     && matches!(value, Some(Value::Word(_)))
                     && canonical == name
                 {
@@ -194,28 +233,32 @@ impl Eval<'_> {
                 } else {
                     value
                 };
-                if has_subcommands && !known_option(rule, &canonical) {
-                    self.unknown_before_subcommand(rule, &name, w.span);
+                if has_subcommands && !facts.known() {
+                    self.unknown_before_subcommand(rule, name, w.span);
                 }
-                if rule.delegate_options.contains(&canonical) {
-                    self.option(rule, &canonical, &name, value.clone(), w.span, &mut p);
-                    self.delegate(rule, &name, value, args.get(i..).unwrap_or(&[]), cmd_span);
+                if facts.any(OptionFacts::DELEGATE) {
+                    self.option(rule, canonical, name, value.clone(), w.span, &mut p);
+                    self.delegate(rule, name, value, args.get(i..).unwrap_or(&[]), cmd_span);
                     return;
                 }
-                self.option(rule, &canonical, &name, value, w.span, &mut p);
-                after_dd |= rule.terminal_options.contains(&canonical);
+                self.option(rule, canonical, name, value, w.span, &mut p);
+                after_dd |= facts.any(OptionFacts::TERMINAL);
                 continue;
             }
             // A cluster of short options: `-rf`, `-n5`, `-ofile` (or `+o` for `set`).
             let sign = if plus { '+' } else { '-' };
-            let chars: Vec<(usize, char)> = s.char_indices().skip(1).collect();
-            for &(at, c) in &chars {
-                let opt = format!("{sign}{c}");
-                let rest = &s[at + c.len_utf8()..];
-                if has_subcommands && !known_option(rule, &opt) {
-                    self.unknown_before_subcommand(rule, &opt, w.span);
+            // The sign is one byte: the letters start at 1.
+            for (at, c) in s[1..].char_indices() {
+                short.clear();
+                short.push(sign);
+                short.push(c);
+                let opt = short.as_str();
+                let rest = &s[1 + at + c.len_utf8()..];
+                let facts = ix.facts(opt);
+                if has_subcommands && !facts.known() {
+                    self.unknown_before_subcommand(rule, opt, w.span);
                 }
-                if rule.options_with_value.contains(&opt) {
+                if facts.any(OptionFacts::WITH_VALUE) {
                     let value = if rest.is_empty() {
                         let v = args.get(i).map(Value::Word);
                         i += 1;
@@ -223,21 +266,21 @@ impl Eval<'_> {
                     } else {
                         Some(Value::Glued(rest.to_string(), w.span))
                     };
-                    if rule.delegate_options.contains(&opt) {
-                        self.option(rule, &opt, &opt, value.clone(), w.span, &mut p);
-                        self.delegate(rule, &opt, value, args.get(i..).unwrap_or(&[]), cmd_span);
+                    if facts.any(OptionFacts::DELEGATE) {
+                        self.option(rule, opt, opt, value.clone(), w.span, &mut p);
+                        self.delegate(rule, opt, value, args.get(i..).unwrap_or(&[]), cmd_span);
                         return;
                     }
-                    self.option(rule, &opt, &opt, value, w.span, &mut p);
-                    after_dd |= rule.terminal_options.contains(&opt);
+                    self.option(rule, opt, opt, value, w.span, &mut p);
+                    after_dd |= facts.any(OptionFacts::TERMINAL);
                     break;
                 }
-                if rule.options_with_optional_value.contains(&opt) {
+                if facts.any(OptionFacts::OPTIONAL_VALUE) {
                     let value = (!rest.is_empty()).then(|| Value::Glued(rest.to_string(), w.span));
-                    self.option(rule, &opt, &opt, value, w.span, &mut p);
+                    self.option(rule, opt, opt, value, w.span, &mut p);
                     break;
                 }
-                self.option(rule, &opt, &opt, None, w.span, &mut p);
+                self.option(rule, opt, opt, None, w.span, &mut p);
             }
         }
         if has_subcommands {
@@ -312,7 +355,7 @@ impl Eval<'_> {
                 name_span,
             );
         }
-        let mut spec = rule.operands.clone();
+        let mut spec = Cow::Borrowed(&rule.operands);
         if p.pattern_given
             && spec.head.first().is_some_and(|k| {
                 matches!(
@@ -321,7 +364,7 @@ impl Eval<'_> {
                 )
             })
         {
-            spec.head.remove(0);
+            spec.to_mut().head.remove(0);
         }
         // A glob match named like `-fx` or `-efoo` would supply the pattern itself, and the
         // word read as the pattern would be a file to read (found by the argv campaign:
@@ -363,12 +406,17 @@ impl Eval<'_> {
                     && idx >= spec.head.len()
                     && count - idx > spec.tail.len();
                 if !in_middle {
-                    let s = self.policy.shell.dynamic_arguments.clone();
+                    let policy = self.policy;
                     let msg = format!(
                         "this word may become any number of words when it runs, and the operands of `{}` mean different things by position; name the operand exactly",
                         rule.name
                     );
-                    self.setting(ReasonCode::WordSplit, &s, msg, w.span);
+                    self.setting(
+                        ReasonCode::WordSplit,
+                        &policy.shell.dynamic_arguments,
+                        msg,
+                        w.span,
+                    );
                     // Its words may land where the repeated kind is, too: checked as both.
                     if let Some(other) = spec.repeat.filter(|&r| r != kind) {
                         self.value(rule, other, Value::Word(w));
@@ -406,8 +454,7 @@ impl Eval<'_> {
         }
         // `cargo fmt -- FILES`: what follows `--` is another program's, with its own rule.
         if let (Some(start), Some(dd)) = (dd_rest, &rule.after_double_dash) {
-            let dd = dd.clone();
-            self.args(&dd, &args[start..], name_span, cmd_span);
+            self.args(dd, &args[start..], name_span, cmd_span);
         }
         // Later commands may run in the directory `cd` goes to from any directory the command
         // may be in by then: each one is recorded. A target that is not one exact path (a
@@ -464,11 +511,11 @@ impl Eval<'_> {
             Some(Value::Glued(s, sp)) => (Some(s.clone()), *sp),
             None => (None, cmd_span),
         };
-        let target = name.as_deref().and_then(|n| self.policy.programs.get(n));
+        let policy = self.policy;
+        let target = name.as_deref().and_then(|n| policy.programs.get(n));
         match (name, target) {
             (Some(_), Some(target)) => {
-                let target = target.clone();
-                self.args(&target, rest, span, cmd_span);
+                self.args(target, rest, span, cmd_span);
             }
             (name, _) => {
                 let what = name.map_or_else(
@@ -508,37 +555,6 @@ impl Eval<'_> {
         }
     }
 
-    /// A long option as written, resolved to the option it abbreviates (GNU getopt accepts
-    /// any unambiguous prefix: `--out` is `--output`). Ambiguous or unknown names stay as they are.
-    fn resolve_long(&self, rule: &ProgramRule, name: &str) -> String {
-        if !name.starts_with("--") || name.len() < 3 {
-            return name.to_string();
-        }
-        let known = rule
-            .options_with_value
-            .iter()
-            .chain(&rule.options_with_optional_value)
-            .chain(&rule.deny_options)
-            .chain(&rule.ask_options)
-            .chain(rule.option_kinds.keys())
-            .chain(rule.allow_options.iter().flatten())
-            .chain(&rule.write_options)
-            .chain(&rule.pattern_options);
-        let mut found: Option<&String> = None;
-        for k in known {
-            if k == name {
-                return name.to_string();
-            }
-            if k.starts_with(name) && k.starts_with("--") {
-                match found {
-                    Some(f) if f != k => return name.to_string(),
-                    _ => found = Some(k),
-                }
-            }
-        }
-        found.cloned().unwrap_or_else(|| name.to_string())
-    }
-
     fn option(
         &mut self,
         rule: &ProgramRule,
@@ -548,29 +564,24 @@ impl Eval<'_> {
         span: Span,
         p: &mut Parsed,
     ) {
-        p.seen.insert(name.to_string());
+        let ix = &rule.index;
+        let facts = ix.facts(name);
+        if facts.any(OptionFacts::REQUIRED | OptionFacts::IMPLICIT) {
+            p.seen.insert(name.to_string());
+        }
         // An abbreviation of a denied option is denied, unless it is itself the full name of
         // an option the rule knows (`jq --arg` is not `--args`).
-        let denied_by_prefix = !known_option(rule, name)
+        let denied_by_prefix = !facts.known()
             && written.starts_with("--")
             && written.len() >= 4
-            && rule
-                .deny_options
-                .iter()
-                .any(|d| d.starts_with("--") && d.starts_with(written))
-            && !rule
-                .allow_options
-                .as_ref()
-                .is_some_and(|a| a.contains(written));
-        let extra = rule
-            .options_message
-            .clone()
-            .or_else(|| rule.message.clone());
-        let with_extra = |m: String| match &extra {
+            && ix.denied_with_prefix(written)
+            && !ix.facts(written).any(OptionFacts::ALLOW);
+        // The message's tail, only when there is a message.
+        let with_extra = |m: String| match rule.options_message.as_ref().or(rule.message.as_ref()) {
             Some(e) => format!("{m}: {e}"),
             None => m,
         };
-        if rule.deny_options.contains(name) || denied_by_prefix {
+        if facts.any(OptionFacts::DENY) || denied_by_prefix {
             let m = with_extra(format!("option `{written}` of `{}` is denied", rule.name));
             self.reason(
                 ReasonCode::OptionDenied,
@@ -579,7 +590,7 @@ impl Eval<'_> {
                 m,
                 span,
             );
-        } else if rule.ask_options.contains(name) {
+        } else if facts.any(OptionFacts::ASK) {
             let m = with_extra(format!(
                 "option `{written}` of `{}` needs approval",
                 rule.name
@@ -592,7 +603,10 @@ impl Eval<'_> {
                 span,
             );
         } else if let Some(allowed) = &rule.allow_options {
-            if written.starts_with("--") && written != name && !allowed.contains(written) {
+            if written.starts_with("--")
+                && written != name
+                && !ix.facts(written).any(OptionFacts::ALLOW)
+            {
                 // An abbreviation of an allowed option may also be the full name of one the
                 // policy does not list (`git push --force` for `--force-with-lease`).
                 let m = with_extra(format!(
@@ -606,7 +620,7 @@ impl Eval<'_> {
                     m,
                     span,
                 );
-            } else if !allowed.contains(name) {
+            } else if !facts.any(OptionFacts::ALLOW) {
                 let hint = super::kinds::allowed_hint(allowed, written);
                 let m = with_extra(format!(
                     "option `{written}` of `{}` is not allowed ({hint})",
@@ -621,14 +635,14 @@ impl Eval<'_> {
                 );
             }
         }
-        if rule.write_options.contains(name) {
+        if facts.any(OptionFacts::WRITE) {
             p.write_mode = true;
         }
-        if rule.pattern_options.contains(name) {
+        if facts.any(OptionFacts::PATTERN) {
             p.pattern_given = true;
         }
         let Some(value) = value else {
-            if rule.options_with_value.contains(name) {
+            if facts.any(OptionFacts::WITH_VALUE) {
                 self.reason(
                     ReasonCode::MissingOperand,
                     Verdict::Deny,
@@ -639,10 +653,14 @@ impl Eval<'_> {
             }
             return;
         };
-        if let Some(re) = rule.option_values.get(name) {
+        if let Some(re) = facts
+            .any(OptionFacts::VALUE_PATTERN)
+            .then(|| rule.option_values.get(name))
+            .flatten()
+        {
             let v = match &value {
-                Value::Word(w) => w.static_value(),
-                Value::Glued(s, _) => Some(s.clone()),
+                Value::Word(w) => static_text(w),
+                Value::Glued(s, _) => Some(Cow::Borrowed(s.as_str())),
             };
             if !v.as_deref().is_some_and(|v| re.is_match(v)) {
                 let m = with_extra(format!(
@@ -665,22 +683,24 @@ impl Eval<'_> {
         }
         if let Value::Word(w) = &value {
             // The extra words would be options or operands: either may be checked.
-            if (options_restricted(rule) || checked_operands(rule))
+            if (ix.options_restricted || ix.checked_operands)
+                && static_text(w).is_none()
                 && w.fields(&self.known()).is_many()
             {
-                let s = self.policy.shell.dynamic_arguments.clone();
+                let policy = self.policy;
                 let msg = format!(
                     "the value of `{written}` may become several words when bash splits or globs it, and the words after the first would be more arguments of `{}`; quote it",
                     rule.name
                 );
-                self.setting(ReasonCode::WordSplit, &s, msg, w.span);
+                self.setting(
+                    ReasonCode::WordSplit,
+                    &policy.shell.dynamic_arguments,
+                    msg,
+                    w.span,
+                );
             }
         }
-        let kind = rule
-            .option_kinds
-            .get(name)
-            .copied()
-            .unwrap_or(ArgKind::Text);
+        let kind = ix.kind(name);
         self.value(rule, kind, value);
     }
 
@@ -691,9 +711,17 @@ impl Eval<'_> {
         kind: ArgKind,
         value: Value,
     ) -> Option<Vec<Option<PathBuf>>> {
-        let (text, span, word) = match &value {
-            Value::Word(w) => (w.static_value(), w.span, Some(*w)),
-            Value::Glued(s, sp) => (Some(s.clone()), *sp, None),
+        if kind.is_inert() {
+            // Text and patterns are never checked.
+            return None;
+        }
+        if let (ArgKind::PathRead | ArgKind::PathWrite, Value::Word(w)) = (kind, &value) {
+            // The word itself is the path (no need of its text here).
+            return self.path(w, kind == ArgKind::PathWrite);
+        }
+        let (text, span, word) = match value {
+            Value::Word(w) => (w.static_value(), w.span, Some(w)),
+            Value::Glued(s, sp) => (Some(s), sp, None),
         };
         match kind {
             ArgKind::Text | ArgKind::Pattern => None,
@@ -828,36 +856,33 @@ impl Eval<'_> {
         // Only a match that is `--` or exactly a value-taking option shifts the later words.
         if let Fields::Many { split: false, .. } = fields {
             // A program with refused options is never harmless: a match could be one.
-            let harmless = (rule.harmless_options
-                && rule.deny_options.is_empty()
-                && rule.ask_options.is_empty())
-                || !options_restricted(rule);
-            if harmless && !glob_may_shift(rule, w) {
+            if rule.index.harmless_globs && !glob_may_shift(rule, w) {
                 return;
             }
         }
-        let s = self.policy.shell.dynamic_arguments.clone();
+        let policy = self.policy;
+        let s = &policy.shell.dynamic_arguments;
         match fields {
             Fields::Many { split: true, .. } => {
                 let msg = format!(
                     "bash splits this word into words that are only known when it runs, and any of them could be an option of `{}`; quote the expansion (\"$x\") or put `--` before operands",
                     rule.name
                 );
-                self.setting(ReasonCode::WordSplit, &s, msg, w.span);
+                self.setting(ReasonCode::WordSplit, s, msg, w.span);
             }
             Fields::Many { .. } => {
                 let msg = format!(
                     "the glob could expand to file names that look like options of `{}` (a file can be named `--pre=sh`); write `./` before it, or put `--` before operands",
                     rule.name
                 );
-                self.setting(ReasonCode::DynamicArgument, &s, msg, w.span);
+                self.setting(ReasonCode::DynamicArgument, s, msg, w.span);
             }
             _ => {
                 let msg = format!(
                     "an argument of `{}` is not known before it runs and could be an option; put `--` before operands",
                     rule.name
                 );
-                self.setting(ReasonCode::DynamicArgument, &s, msg, w.span);
+                self.setting(ReasonCode::DynamicArgument, s, msg, w.span);
             }
         }
     }
@@ -865,7 +890,7 @@ impl Eval<'_> {
     /// Split find's `-exec CMD ... ;` / `-ok` / `-execdir` / `-okdir` payloads out of `args`,
     /// checking each as a command (when `find` is an allowed wrapper) or refusing it.
     fn find_exec(&mut self, rule: &ProgramRule, args: &[Word]) -> Vec<Word> {
-        const EXEC: &[&str] = &["-exec", "-execdir", "-ok", "-okdir"];
+        const EXEC: &[&str] = FIND_EXEC;
         let mut out = Vec::new();
         let mut i = 0;
         while i < args.len() {
@@ -934,37 +959,6 @@ impl Eval<'_> {
         }
         out
     }
-}
-
-/// Whether the rule restricts what the program's options and arguments may be: then an
-/// argument only known at run time could be something the rule refuses.
-///
-/// A program whose every option is allowed is still restricted when it has options that take
-/// a value and operands of a checked kind: a run-time word could become `--` or an option
-/// that takes the next word, and then a word checked as an option's value is really an
-/// operand (`x=--; head $x -n /etc/passwd` reads `/etc/passwd`).
-fn restricted(rule: &ProgramRule) -> bool {
-    options_restricted(rule) || shifts_roles(rule)
-}
-
-/// Whether some option of the program is refused, needs approval, or has a checked value.
-///
-/// An allowlist that names every option the program has (`options_complete`) restricts
-/// nothing a run-time word could add: it can only be one of the options the user could have
-/// written (or a denied one, and then `deny_options` is not empty).
-fn options_restricted(rule: &ProgramRule) -> bool {
-    !rule.deny_options.is_empty()
-        || !rule.ask_options.is_empty()
-        || (rule.allow_options.is_some() && !rule.options_complete)
-        || !rule.option_kinds.values().all(|k| k.is_inert())
-        || !rule.subcommands.is_empty()
-        || !rule.args.is_empty()
-}
-
-/// Whether an unknown `--` or option with a value would change which later words are checked
-/// operands.
-fn shifts_roles(rule: &ProgramRule) -> bool {
-    !rule.options_with_value.is_empty() && checked_operands(rule)
 }
 
 /// Whether a file name a glob matches could take the next word as an option's value, or be
@@ -1080,16 +1074,6 @@ fn last_char(pattern: &str) -> LastChar {
     }
 }
 
-/// Whether some operand of the rule has a kind that is checked (a path, a variable name, ...).
-fn checked_operands(rule: &ProgramRule) -> bool {
-    let spec = &rule.operands;
-    spec.head
-        .iter()
-        .chain(spec.repeat.iter())
-        .chain(spec.tail.iter())
-        .any(|k| !k.is_inert())
-}
-
 /// The variable a declaration-builtin argument assigns when its name and `=` are literal
 /// text (`foo=$(pwd)`, `foo+="$x"`).
 fn assigned_name(w: &Word) -> Option<String> {
@@ -1102,30 +1086,13 @@ fn assigned_name(w: &Word) -> Option<String> {
     super::is_identifier(name).then(|| name.to_string())
 }
 
-/// Whether the rule mentions a `+` option (then `+x` words are options, not operands).
-fn known_plus_option(rule: &ProgramRule) -> bool {
-    let mut all = rule
-        .options_with_value
-        .iter()
-        .chain(&rule.deny_options)
-        .chain(&rule.ask_options)
-        .chain(rule.allow_options.iter().flatten())
-        .chain(&rule.flags);
-    all.any(|o| o.starts_with('+'))
-}
-
-/// Whether the rule names `opt` anywhere (exactly).
-fn known_option(rule: &ProgramRule, opt: &str) -> bool {
-    rule.options_with_value.contains(opt)
-        || rule.options_with_optional_value.contains(opt)
-        || rule.deny_options.contains(opt)
-        || rule.ask_options.contains(opt)
-        || rule.option_kinds.contains_key(opt)
-        || rule.allow_options.as_ref().is_some_and(|a| a.contains(opt))
-        || rule.write_options.contains(opt)
-        || rule.terminal_options.contains(opt)
-        || rule.delegate_options.contains(opt)
-        || rule.flags.contains(opt)
+/// A long option as written, resolved to the option it abbreviates (GNU getopt accepts
+/// any unambiguous prefix: `--out` is `--output`). Ambiguous or unknown names stay as they are.
+fn resolve_long<'x>(rule: &'x ProgramRule, name: &'x str) -> &'x str {
+    if !name.starts_with("--") || name.len() < 3 {
+        return name;
+    }
+    rule.index.resolve_long(name)
 }
 
 fn verdict_word(v: Verdict) -> &'static str {

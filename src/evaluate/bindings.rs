@@ -132,6 +132,10 @@ fn word_may_assign(w: &Word, name: &str) -> bool {
 /// The variants of `cmd` with references to bound variables replaced by their values, or
 /// `None` when it references none (or would make too many variants).
 pub(super) fn variants(cmd: &SimpleCommand, bindings: &[Binding]) -> Option<Vec<SimpleCommand>> {
+    // Outside every loop (most commands) there is nothing to put in, and nothing to copy.
+    if bindings.is_empty() {
+        return None;
+    }
     let mut out = vec![cmd.clone()];
     let mut any = false;
     // The innermost loop's binding of a name hides outer ones.

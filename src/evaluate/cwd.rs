@@ -56,7 +56,8 @@ impl Eval<'_> {
                 for cmd in commands.get(i..end).unwrap_or_default() {
                     self.command(cmd);
                 }
-                let after = self.cwds.clone();
+                // Set again before anything reads it (the next element, or the end).
+                let after = std::mem::take(&mut self.cwds);
                 let targets = self.cd_targets.take();
                 let (e_ok, e_fail) = match (end - i == 1, plain_cd(first), targets) {
                     (true, Some(false), Some(t)) => (t, cur),
@@ -121,7 +122,10 @@ pub(super) fn plain_cd(cmd: &Command) -> Option<bool> {
     let Command::Simple(c) = cmd else {
         return None;
     };
-    let named_cd = c.program().and_then(|w| w.static_value()).as_deref() == Some("cd");
+    let named_cd = c
+        .program()
+        .and_then(super::args::static_text)
+        .is_some_and(|n| n == "cd");
     if !named_cd || c.background || c.keywords.contains(&shell::Keyword::Coproc) {
         return None;
     }

@@ -13,7 +13,7 @@ impl Eval<'_> {
     /// Check a command's program and arguments (`words` is not empty).
     pub(super) fn program(&mut self, words: &[Word], span: Span) {
         let Some(first) = words.first() else { return };
-        let Some(name) = first.static_value() else {
+        let Some(name) = super::args::static_text(first) else {
             let why = first
                 .dynamic_reasons()
                 .iter()
@@ -38,11 +38,10 @@ impl Eval<'_> {
     /// [`Eval::program`] once the program's name is known.
     pub(super) fn program_named(&mut self, name: &str, words: &[Word], span: Span) {
         let Some(first) = words.first() else { return };
-        let name = name.to_string();
         let policy = self.policy;
-        if let Some(rule) = policy.programs.get(&name) {
+        if let Some(rule) = policy.programs.get(name) {
             if name == "[" || name == "test" {
-                let args = self.test_operands(&name, &words[1..]);
+                let args = self.test_operands(name, &words[1..]);
                 self.args(rule, &args, first.span, span);
                 if rule.verdict != Verdict::Deny {
                     self.probe_paths(&words[1..]);
@@ -52,8 +51,8 @@ impl Eval<'_> {
             self.args(rule, &words[1..], first.span, span);
             return;
         }
-        if wrappers::is_wrapper(&name) {
-            self.wrapper(&name, words, span);
+        if wrappers::is_wrapper(name) {
+            self.wrapper(name, words, span);
             return;
         }
         if name.contains('/') {
@@ -68,7 +67,7 @@ impl Eval<'_> {
             );
             return;
         }
-        let state = wrappers::SESSION_STATE.contains(&name.as_str());
+        let state = wrappers::SESSION_STATE.contains(&name);
         let mut message = if state {
             format!("`{name}` changes the state of the shell session for later commands and is not allowed")
         } else {

@@ -70,6 +70,16 @@ pub fn evaluate(policy: &Policy, ctx: &Context, command: &str) -> Decision {
     })
 }
 
+/// [`shell::Known::value_splits`] of a path's text, read from its bytes: every character it
+/// looks for is ASCII, and an ASCII byte of a path is that character in its lossy text too
+/// (bytes that are not UTF-8 become U+FFFD, never one of them).
+fn path_splits(p: &Path) -> bool {
+    p.as_os_str()
+        .as_encoded_bytes()
+        .iter()
+        .any(|b| matches!(b, b' ' | b'\t' | b'\n' | b'*' | b'?' | b'[' | b']'))
+}
+
 /// One level of the walk's recursion. The walk recurses once per nesting level of the IR
 /// (bounded by the parse's depth limit and the policy's nesting limit), and every recursion
 /// passes through here: a nested script ([`Eval::script`]), a parameter expansion or an
@@ -140,11 +150,10 @@ impl<'a> Eval<'a> {
 
     /// What is known of the values of `$PWD` and `$HOME` where the command runs.
     fn known(&self) -> shell::Known {
-        let splits = |p: &Path| shell::Known::value_splits(&p.to_string_lossy());
         shell::Known {
-            pwd_splits: self.cwds.iter().any(|d| splits(d)),
-            home_splits: splits(&self.ctx.home),
-            output_dir_splits: self.ctx.output_dir.as_deref().map(splits),
+            pwd_splits: self.cwds.iter().any(|d| path_splits(d)),
+            home_splits: path_splits(&self.ctx.home),
+            output_dir_splits: self.ctx.output_dir.as_deref().map(path_splits),
         }
     }
 
@@ -247,5 +256,30 @@ impl<'a> Eval<'a> {
         self.parse_and_check(text, "the nested command cannot be checked", false);
         self.nesting -= 1;
         self.map = saved;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+
+    use super::*;
+
+    #[test]
+    fn path_splits_is_value_splits_of_the_lossy_text() {
+        let mut samples: Vec<Vec<u8>> = (0u8..=255).map(|b| vec![b'/', b, b'x']).collect();
+        samples.push("/w/ä ö".as_bytes().to_vec());
+        samples.push(b"/w/\xff\xfe*".to_vec());
+        samples.push(b"/w/\xc3".to_vec());
+        samples.push("/w/\u{3000}".as_bytes().to_vec());
+        for bytes in samples {
+            let p = Path::new(OsStr::from_bytes(&bytes));
+            assert_eq!(
+                path_splits(p),
+                shell::Known::value_splits(&p.to_string_lossy()),
+                "{bytes:?}"
+            );
+        }
     }
 }

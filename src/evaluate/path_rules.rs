@@ -13,15 +13,14 @@ impl Eval<'_> {
     /// the exact path, or `None` where the word is not one exact path (a glob, or a value
     /// known only at run time that the policy's `unresolved_paths` setting lets through).
     pub(super) fn path(&mut self, w: &Word, write: bool) -> Option<Vec<Option<PathBuf>>> {
-        let mut all = Vec::new();
-        let cwds = self.cwds.clone();
-        for cwd in &cwds {
-            let resolved = paths::resolve(w, self.ctx, cwd);
-            if let Err((msg, pattern)) =
-                paths::check(&self.policy.paths, &resolved, write, self.ctx)
-            {
+        let policy = self.policy;
+        let mut all = Vec::with_capacity(self.cwds.len());
+        // By index: the checks below report reasons, and nothing here changes `cwds`.
+        for i in 0..self.cwds.len() {
+            let resolved = paths::resolve(w, self.ctx, &self.cwds[i]);
+            if let Err((msg, pattern)) = paths::check(&policy.paths, &resolved, write, self.ctx) {
                 let mut msg = msg;
-                let rules = &self.policy.paths;
+                let rules = &policy.paths;
                 let protected = pattern.is_some_and(|p| p.rule.name == "paths.protected");
                 let own = if protected {
                     &rules.protected_message
@@ -38,13 +37,13 @@ impl Eval<'_> {
                     (Resolved::Unknown(_), _) => {
                         // The policy's setting decides; the caller learns the path is unknown
                         // (a `cd` to it leaves the directory unknown, which is refused).
-                        let s = self.policy.shell.unresolved_paths.clone();
-                        self.setting(ReasonCode::PathUnresolved, &s, msg, w.span);
+                        let s = &policy.shell.unresolved_paths;
+                        self.setting(ReasonCode::PathUnresolved, s, msg, w.span);
                         all.push(None);
                         continue;
                     }
                     (_, Some(p)) => {
-                        let r = p.rule.clone();
+                        let r = &p.rule;
                         self.reason(
                             if protected {
                                 ReasonCode::PathWriteProtected
@@ -54,22 +53,22 @@ impl Eval<'_> {
                                 ReasonCode::PathReadDenied
                             },
                             Verdict::Deny,
-                            Some(&r),
+                            Some(r),
                             msg,
                             w.span,
                         );
                     }
                     (_, None) => {
                         // Outside every allowed path: cite the list that would have to grow.
-                        let paths = &self.policy.paths;
+                        let paths = &policy.paths;
                         let list = if write { &paths.write } else { &paths.read };
-                        let rule = list.first().map(|p| p.rule.clone());
+                        let rule = list.first().map(|p| &p.rule);
                         let code = if write {
                             ReasonCode::PathWriteOutside
                         } else {
                             ReasonCode::PathReadOutside
                         };
-                        self.reason(code, Verdict::Deny, rule.as_ref(), msg, w.span);
+                        self.reason(code, Verdict::Deny, rule, msg, w.span);
                     }
                 }
                 return None;

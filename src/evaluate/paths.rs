@@ -4,6 +4,9 @@
 //! Resolution is symlink-free and purely lexical (`..`, `.`, `//`, `~`, `$HOME`); a path that
 //! cannot be resolved statically is never proven safe.
 
+use std::borrow::Cow;
+use std::ffi::OsString;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Component, Path, PathBuf};
 
 use globset::{GlobBuilder, GlobMatcher};
@@ -51,7 +54,15 @@ pub fn resolve(word: &Word, ctx: &Context, cwd: &Path) -> Resolved {
             "it is an unquoted expansion whose value bash splits into several words".into(),
         );
     }
-    let flat = flatten_quotes(&word.parts);
+    let flat: Cow<[WordPart]> = if word
+        .parts
+        .iter()
+        .any(|p| matches!(p, WordPart::DoubleQuoted(_)))
+    {
+        Cow::Owned(flatten_quotes(&word.parts))
+    } else {
+        Cow::Borrowed(&word.parts)
+    };
     // A leading `~`, `$HOME` / `${HOME}` is the context's home directory; a leading `$PWD`,
     // `${PWD}`, `$(pwd)` or `` `pwd` `` is the directory the command runs in.
     let (start, parts): (Option<PathBuf>, &[WordPart]) = match flat.first() {
@@ -68,28 +79,15 @@ pub fn resolve(word: &Word, ctx: &Context, cwd: &Path) -> Resolved {
         Some(WordPart::CommandSubst(s)) if is_pwd(s) => (Some(cwd.to_path_buf()), &flat[1..]),
         _ => (None, &flat[..]),
     };
-    let rest = Word {
-        span: word.span,
-        parts: parts.to_vec(),
-    };
-    let text = match rest.static_value() {
+    let text = match static_of(parts) {
         Some(t) => t,
-        None => match rest.glob_pattern() {
-            // `$PWD*` matches siblings of the directory, not its entries.
-            Some(_) if start.is_some() && !rest.static_prefix().starts_with('/') => {
-                return Resolved::Unknown("an expansion glued to a glob".into())
-            }
-            Some(_) => return resolve_glob(start, &rest, cwd),
-            None => {
-                let why = rest
-                    .dynamic_reasons()
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                return Resolved::Unknown(format!("its value depends on {why}"));
-            }
-        },
+        None => {
+            let rest = Word {
+                span: word.span,
+                parts: parts.to_vec(),
+            };
+            return resolve_dynamic(start, &rest, cwd);
+        }
     };
     if text.is_empty() && start.is_none() {
         return Resolved::Unknown("it is empty".into());
@@ -100,9 +98,52 @@ pub fn resolve(word: &Word, ctx: &Context, cwd: &Path) -> Resolved {
             PathBuf::from(format!("{}{text}", base.display()))
         }
         Some(base) => base.join(text.trim_start_matches('/')),
-        None => cwd.join(&text),
+        None => cwd.join(&*text),
     };
     Resolved::Exact(normalize(&joined))
+}
+
+/// The value of `parts` after quote removal, if they have one without any expansion (what
+/// [`Word::static_value`] gives for a word of these parts): borrowed for one literal part.
+fn static_of(parts: &[WordPart]) -> Option<Cow<'_, str>> {
+    fn push(part: &WordPart, out: &mut String) -> bool {
+        match part {
+            WordPart::Literal(s) | WordPart::SingleQuoted(s) | WordPart::AnsiC(s) => {
+                out.push_str(s);
+                true
+            }
+            WordPart::DoubleQuoted(parts) => parts.iter().all(|p| push(p, out)),
+            _ => false,
+        }
+    }
+    if let [WordPart::Literal(s) | WordPart::SingleQuoted(s) | WordPart::AnsiC(s)] = parts {
+        return Some(Cow::Borrowed(s));
+    }
+    let mut out = String::new();
+    parts
+        .iter()
+        .all(|p| push(p, &mut out))
+        .then_some(Cow::Owned(out))
+}
+
+/// [`resolve`] of the part of a word after its known start, when it has no static value.
+fn resolve_dynamic(start: Option<PathBuf>, rest: &Word, cwd: &Path) -> Resolved {
+    match rest.glob_pattern() {
+        // `$PWD*` matches siblings of the directory, not its entries.
+        Some(_) if start.is_some() && !rest.static_prefix().starts_with('/') => {
+            Resolved::Unknown("an expansion glued to a glob".into())
+        }
+        Some(_) => resolve_glob(start, rest, cwd),
+        None => {
+            let why = rest
+                .dynamic_reasons()
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ");
+            Resolved::Unknown(format!("its value depends on {why}"))
+        }
+    }
 }
 
 /// The parts of a word with double quotes taken away (their contents kept in place).
@@ -194,32 +235,45 @@ fn resolve_glob(start: Option<PathBuf>, rest: &Word, cwd: &Path) -> Resolved {
 }
 
 /// Lexically normalise an absolute path: drop `.`, resolve `..`, collapse `//`.
+///
+/// A relative path is read as if it began with `/`.
 pub fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::from("/");
-    for c in path.components() {
-        match c {
-            Component::RootDir | Component::Prefix(_) | Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
+    // The components of a Unix path are its `/`-separated names, without the empty ones and
+    // `.` (what `Path::components` yields): worked on as bytes, in one buffer.
+    let bytes = path.as_os_str().as_bytes();
+    let mut out: Vec<u8> = Vec::with_capacity(bytes.len() + 1);
+    out.push(b'/');
+    for name in bytes.split(|&b| b == b'/') {
+        match name {
+            b"" | b"." => {}
+            b".." => {
+                let parent = out.iter().rposition(|&b| b == b'/').unwrap_or(0);
+                out.truncate(parent.max(1));
             }
-            Component::Normal(n) => out.push(n),
+            name => {
+                if out.len() > 1 {
+                    out.push(b'/');
+                }
+                out.extend_from_slice(name);
+            }
         }
     }
-    out
+    PathBuf::from(OsString::from_vec(out))
 }
 
-fn anchors(anchor: PathAnchor, ctx: &Context) -> Vec<&Path> {
-    match anchor {
-        PathAnchor::Workspace => ctx.workspace.iter().map(PathBuf::as_path).collect(),
-        PathAnchor::Home => vec![ctx.home.as_path()],
-        PathAnchor::Root => vec![Path::new("/")],
-        PathAnchor::OutputDir => ctx.output_dir.iter().map(PathBuf::as_path).collect(),
-    }
+fn anchors(anchor: PathAnchor, ctx: &Context) -> impl Iterator<Item = &Path> {
+    let (many, one): (&[PathBuf], Option<&Path>) = match anchor {
+        PathAnchor::Workspace => (&ctx.workspace, None),
+        PathAnchor::Home => (&[], Some(ctx.home.as_path())),
+        PathAnchor::Root => (&[], Some(Path::new("/"))),
+        PathAnchor::OutputDir => (&[], ctx.output_dir.as_deref()),
+    };
+    many.iter().map(PathBuf::as_path).chain(one)
 }
 
 /// Whether `pattern` matches the absolute normalised `path`.
 pub(super) fn matches(pattern: &PathPattern, path: &Path, ctx: &Context) -> bool {
-    anchors(pattern.anchor, ctx).into_iter().any(|anchor| {
+    anchors(pattern.anchor, ctx).any(|anchor| {
         let Ok(rel) = path.strip_prefix(anchor) else {
             return false;
         };
@@ -249,7 +303,6 @@ fn literal_prefixes(pattern: &PathPattern, ctx: &Context) -> Vec<PathBuf> {
         .take_while(|c| !c.is_empty() && !c.contains(['*', '?', '[', '{', '\\']))
         .collect();
     anchors(pattern.anchor, ctx)
-        .into_iter()
         .map(|a| {
             let mut p = a.to_path_buf();
             for c in &literal {
@@ -588,6 +641,48 @@ mod tests {
             assert_eq!(d.verdict, Verdict::Deny, "{path}: {d:?}");
         }
         assert!(check_file_access(&policy, &ctx, "sub/new.txt", FileAccess::Write).is_allowed());
+    }
+
+    /// What `normalize` was: a fold over `Path::components`.
+    fn normalize_by_components(path: &Path) -> PathBuf {
+        let mut out = PathBuf::from("/");
+        for c in path.components() {
+            match c {
+                Component::RootDir | Component::Prefix(_) | Component::CurDir => {}
+                Component::ParentDir => {
+                    out.pop();
+                }
+                Component::Normal(n) => out.push(n),
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn normalize_is_the_fold_over_components() {
+        let names = [
+            "", ".", "..", "a", "bc", ".x", "..y", "...", "\\", " ", "\u{e9}",
+        ];
+        let mut paths = vec![String::new()];
+        for _ in 0..4 {
+            let mut next = Vec::new();
+            for p in &paths {
+                for n in names {
+                    next.push(format!("{p}/{n}"));
+                    next.push(format!("{p}{n}"));
+                }
+            }
+            next.sort();
+            next.dedup();
+            paths = next;
+        }
+        paths.push("/w/\u{0}/../x//".into());
+        for p in &paths {
+            let p = Path::new(p);
+            assert_eq!(normalize(p), normalize_by_components(p), "{p:?}");
+        }
+        let odd = Path::new(std::ffi::OsStr::from_bytes(b"/w/\xff/./\xfe/../z"));
+        assert_eq!(normalize(odd), normalize_by_components(odd));
     }
 
     #[test]

@@ -388,6 +388,9 @@ pub struct ProgramRule {
     /// `allow_options` and `deny_options` name every option of the program (a glob that
     /// expands to an option-like file name can only be an allowed option, or an error).
     pub options_complete: bool,
+    /// What the evaluator reads of the lists above, worked out once: built when the policy
+    /// is loaded, and rebuilt by [`Policy::reindex`] after a caller changes the lists.
+    pub(crate) index: super::index::RuleIndex,
 }
 
 /// A command in a policy's `[examples]` with the verdict it must get.
@@ -434,6 +437,23 @@ pub struct Policy {
     pub sandbox: super::sandbox::SandboxPolicy,
     /// The files this policy was loaded from, includes first.
     pub sources: Vec<String>,
+}
+
+impl Policy {
+    /// Rebuild what evaluation reads of each program rule's lists. Loading does this; call it
+    /// again after changing the option lists of a compiled rule (of `programs` or of
+    /// `sandbox`), or evaluation keeps reading the lists as they were.
+    pub fn reindex(&mut self) {
+        for rule in self.programs.values_mut() {
+            rule.reindex();
+        }
+        for rule in self.sandbox.programs.values_mut() {
+            rule.reindex();
+        }
+        if let Some(rule) = &mut self.sandbox.workspace_binaries {
+            rule.reindex();
+        }
+    }
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@
 //! like) are in [`crate::load`], which validates here and then checks the `[examples]`.
 
 mod compiled;
+mod index;
 pub mod lint;
 mod load;
 pub(crate) mod raw;
@@ -27,6 +28,7 @@ pub use compiled::{
     ArgKind, ArgRule, EnvRules, Example, Glob, Limits, NamePattern, OperandSpec, PathAnchor,
     PathPattern, PathRules, Policy, ProgramRule, RedirectRules, Setting, ShellRules, WrapperRules,
 };
+pub(crate) use index::OptionFacts;
 pub use load::SHIPPED;
 pub(crate) use load::{load_str, shipped_source};
 

@@ -58,6 +58,7 @@ pub(crate) fn load_str(source: &str, origin: &str) -> Result<Policy, PolicyError
     // thread the caller loads from.
     crate::shell::with_stack(|| loader.apply(source, origin, &dir, true))?;
     if loader.diags.is_empty() {
+        loader.policy.reindex();
         Ok(loader.policy)
     } else {
         Err(PolicyError::Invalid(loader.diags))

@@ -439,6 +439,8 @@ impl Loader {
             after_double_dash,
             no_option_allowlist: raw.no_option_allowlist.clone(),
             options_complete: raw.options_complete,
+            // Built once the whole policy is loaded (includes and inherited options merged).
+            index: Default::default(),
         })
     }
 }
