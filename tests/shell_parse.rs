@@ -2158,3 +2158,25 @@ fn regression_fuzz_escaped_multibyte_character_in_arithmetic() {
         }
     }
 }
+
+/// Found by the parse fuzz target: a refusal whose span is one byte at a multi-byte
+/// character (here the nesting limit, reported where the scanner stopped) covers the whole
+/// character.
+#[test]
+fn regression_fuzz_error_spans_cover_whole_characters() {
+    let src = ">ee$((((\"é<-\"<&\"$((((do\"\"\"é<-\"<&\"$(((\"$((<$<<-";
+    let n = 200;
+    for src in [
+        src.to_string(),
+        format!("echo {}é{}", "$(".repeat(n), ")".repeat(n)),
+        format!("echo {}é", "\"$(".repeat(n)),
+    ] {
+        let e = parse(&src).expect_err(&src);
+        assert!(
+            src.is_char_boundary(e.span.start) && src.is_char_boundary(e.span.end),
+            "{:?} {}",
+            e.span,
+            e.message
+        );
+    }
+}

@@ -164,12 +164,22 @@ pub fn parse_with(src: &str, limits: &Limits) -> Result<Script, ParseError> {
     guards::check_input(src, limits)?;
     let mut ctx = ctx::Ctx::new(src, *limits);
     let result = with_stack(|| ctx.parse_range(0, src.len()));
-    // The parser sees a newline-terminated copy (see `lower`): keep error spans in the input.
-    result.map_err(|mut e| {
-        e.span.end = e.span.end.min(src.len());
-        e.span.start = e.span.start.min(e.span.end);
-        e
-    })
+    result.map_err(|e| within(src, e))
+}
+
+/// The error with its span inside `src` and widened to whole characters (a one-byte span
+/// at a multi-byte character covers the character).
+fn within(src: &str, mut e: ParseError) -> ParseError {
+    let mut end = e.span.end.min(src.len());
+    while !src.is_char_boundary(end) {
+        end += 1;
+    }
+    let mut start = e.span.start.min(end);
+    while !src.is_char_boundary(start) {
+        start -= 1;
+    }
+    e.span = Span::new(start, end);
+    e
 }
 
 /// How much work one parse did, for the linear-time properties of the fuzz targets and tests.
@@ -191,7 +201,7 @@ pub fn parse_measured(src: &str, limits: &Limits) -> (Result<Script, ParseError>
         return (Err(e), Work::default());
     }
     let mut ctx = ctx::Ctx::new(src, *limits);
-    let result = with_stack(|| ctx.parse_range(0, src.len()));
+    let result = with_stack(|| ctx.parse_range(0, src.len())).map_err(|e| within(src, e));
     let work = Work {
         steps: ctx.steps,
         deepest: ctx.deepest,
@@ -212,11 +222,7 @@ pub fn parse_tree_sitter(src: &str, limits: &Limits) -> Result<Script, ParseErro
     let mut ctx = ctx::Ctx::new(src, *limits);
     ctx.reader = ctx::Reader::TreeSitter;
     let result = with_stack(|| ctx.parse_range(0, src.len()));
-    result.map_err(|mut e| {
-        e.span.end = e.span.end.min(src.len());
-        e.span.start = e.span.start.min(e.span.end);
-        e
-    })
+    result.map_err(|e| within(src, e))
 }
 
 /// The second reading of `[shell] paranoid`: `src` read again by tree-sitter-bash must have
