@@ -205,6 +205,20 @@ pub(crate) fn compound(kind: CompoundKind, span: Span, body: Script) -> Compound
     }
 }
 
+/// `(( expr ))` over `span`: a compound with nothing in its body but the arithmetic.
+pub(crate) fn arithmetic_compound(span: Span, ar: Arithmetic) -> Compound {
+    let mut c = compound(
+        CompoundKind::Arithmetic,
+        span,
+        Script {
+            commands: vec![],
+            span,
+        },
+    );
+    c.arithmetic.push(ar);
+    c
+}
+
 pub(crate) fn set_background(c: &mut Command) {
     match c {
         Command::Simple(s) => s.background = true,

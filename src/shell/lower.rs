@@ -11,8 +11,8 @@ use std::collections::{BTreeMap, HashSet};
 use tree_sitter::{Node, Parser, Tree};
 
 use super::ctx::{
-    compound, cover_commands, cover_parts, is_name, prepend_keywords, set_background, simple,
-    unsupported, Ctx,
+    arithmetic_compound, compound, cover_commands, cover_parts, is_name, prepend_keywords,
+    set_background, simple, unsupported, Ctx,
 };
 use super::scan::{err, working_copy, Site};
 use super::words::{WordOpts, ARG, ASSIGN, DECL, PATTERN, TEST_OPERAND};
@@ -717,16 +717,7 @@ impl Ctx<'_> {
         if first == Some("((") {
             let (a, b) = self.between(u, node, "((", "))")?;
             let ar = self.arith(a, b)?;
-            let mut c = compound(
-                CompoundKind::Arithmetic,
-                span,
-                Script {
-                    commands: vec![],
-                    span,
-                },
-            );
-            c.arithmetic.push(ar);
-            Ok(vec![Command::Compound(c)])
+            Ok(vec![Command::Compound(arithmetic_compound(span, ar))])
         } else {
             let body = self.body_of(u, node)?;
             Ok(vec![Command::Compound(compound(

@@ -22,7 +22,10 @@
 
 use std::collections::BTreeMap;
 
-use super::ctx::{compound, is_name, prepend_keywords, set_background, simple, unsupported, Ctx};
+use super::ctx::{
+    arithmetic_compound, compound, is_name, prepend_keywords, set_background, simple, unsupported,
+    Ctx,
+};
 use super::scan::{err, HereDocSite};
 use super::words::{WordOpts, ARG, ASSIGN, DECL, PATTERN, REGEX, SUBSCRIPT, TEST_OPERAND};
 use super::*;
@@ -818,17 +821,7 @@ impl<'s> Unit<'_, 's> {
         };
         let ar = self.cx.arith(a + 2, inner)?;
         self.pos = outer + 1;
-        let span = Span::new(a, outer + 1);
-        let mut c = compound(
-            CompoundKind::Arithmetic,
-            span,
-            Script {
-                commands: vec![],
-                span,
-            },
-        );
-        c.arithmetic.push(ar);
-        Ok(Some(c))
+        Ok(Some(arithmetic_compound(Span::new(a, outer + 1), ar)))
     }
 
     /// For `((` at `a`: the offsets of the `))` that closes it, when the inner parenthesis
