@@ -205,6 +205,19 @@ pub(crate) fn compound(kind: CompoundKind, span: Span, body: Script) -> Compound
     }
 }
 
+/// A variable a construct assigns by name alone (a loop variable, `coproc NAME`).
+pub(crate) fn bare_assignment(name: String, span: Span) -> Assignment {
+    Assignment {
+        name,
+        name_span: span,
+        span,
+        subscript: None,
+        value: None,
+        array: Vec::new(),
+        append: false,
+    }
+}
+
 /// `(( expr ))` over `span`: a compound with nothing in its body but the arithmetic.
 pub(crate) fn arithmetic_compound(span: Span, ar: Arithmetic) -> Compound {
     let mut c = compound(

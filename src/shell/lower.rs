@@ -11,8 +11,8 @@ use std::collections::{BTreeMap, HashSet};
 use tree_sitter::{Node, Parser, Tree};
 
 use super::ctx::{
-    arithmetic_compound, compound, cover_commands, cover_parts, is_name, prepend_keywords,
-    set_background, simple, unsupported, Ctx,
+    arithmetic_compound, bare_assignment, compound, cover_commands, cover_parts, is_name,
+    prepend_keywords, set_background, simple, unsupported, Ctx,
 };
 use super::scan::{err, working_copy, Site};
 use super::words::{WordOpts, ARG, ASSIGN, DECL, PATTERN, TEST_OPERAND};
@@ -424,15 +424,9 @@ impl Ctx<'_> {
             }
             if let Some((name, name_span)) = m.coproc_name {
                 match cmds.first_mut() {
-                    Some(Command::Compound(c)) => c.assignments.push(Assignment {
-                        name,
-                        name_span,
-                        span: name_span,
-                        subscript: None,
-                        value: None,
-                        array: Vec::new(),
-                        append: false,
-                    }),
+                    Some(Command::Compound(c)) => {
+                        c.assignments.push(bare_assignment(name, name_span))
+                    }
                     _ => return Err(unsupported(span, "`coproc NAME` needs a compound command")),
                 }
             }
@@ -838,15 +832,7 @@ impl Ctx<'_> {
                             message: "a loop variable must be a plain name".into(),
                         });
                     }
-                    c.assignments.push(Assignment {
-                        name,
-                        name_span: s,
-                        span: s,
-                        subscript: None,
-                        value: None,
-                        array: vec![],
-                        append: false,
-                    });
+                    c.assignments.push(bare_assignment(name, s));
                 }
                 Some("value") => {
                     let w = self.node_word(u, child, ARG)?;

@@ -23,8 +23,8 @@
 use std::collections::BTreeMap;
 
 use super::ctx::{
-    arithmetic_compound, compound, is_name, prepend_keywords, set_background, simple, unsupported,
-    Ctx,
+    arithmetic_compound, bare_assignment, compound, is_name, prepend_keywords, set_background,
+    simple, unsupported, Ctx,
 };
 use super::scan::{err, HereDocSite};
 use super::words::{WordOpts, ARG, ASSIGN, DECL, PATTERN, REGEX, SUBSCRIPT, TEST_OPERAND};
@@ -925,15 +925,7 @@ impl<'s> Unit<'_, 's> {
                 });
             }
             let s = Span::new(a, b);
-            c.assignments.push(Assignment {
-                name,
-                name_span: s,
-                span: s,
-                subscript: None,
-                value: None,
-                array: vec![],
-                append: false,
-            });
+            c.assignments.push(bare_assignment(name, s));
             self.skip_newlines()?;
             let t = self.tok()?;
             if self.word_is(t, b"in") {
@@ -1639,15 +1631,7 @@ impl<'s> Unit<'_, 's> {
         prepend_keywords(&mut c, &[Keyword::Coproc], Span::new(t.start(), t.end()))?;
         if let Some((name, name_span)) = name {
             match &mut c {
-                Command::Compound(cc) => cc.assignments.push(Assignment {
-                    name,
-                    name_span,
-                    span: name_span,
-                    subscript: None,
-                    value: None,
-                    array: Vec::new(),
-                    append: false,
-                }),
+                Command::Compound(cc) => cc.assignments.push(bare_assignment(name, name_span)),
                 _ => {
                     return Err(unsupported(
                         Span::new(t.start(), t.end()),
