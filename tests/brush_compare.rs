@@ -33,6 +33,15 @@ const KNOWN_BRUSH_ERRORS: &[(&str, &str)] = &[
     ),
     // From tests/corpus/bypass.tsv (checked with bash-oracle: bash runs rm in each).
     (
+        "((rm -rf ~) )",
+        "brush-parser reads `((` as an arithmetic command; its `)` and `)` do not touch, so bash \
+         reads two subshells and runs rm (bash-oracle)",
+    ),
+    (
+        "for f in a b; { echo $f; }",
+        "brush-parser does not parse a `for` body in braces; bash runs it (bash-oracle prints a, b)",
+    ),
+    (
         "( (rm -rf ~) )",
         "brush-parser reads `( (` as an arithmetic command and finds no command",
     ),
