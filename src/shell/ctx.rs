@@ -205,6 +205,23 @@ pub(crate) fn compound(kind: CompoundKind, span: Span, body: Script) -> Compound
     }
 }
 
+/// `>&WORD` is a descriptor duplication when WORD is a number or `-` (`2>&1`, `>&-`), and
+/// `&>WORD` (both streams to the file WORD) otherwise.
+pub(crate) fn dup_or_write_all(op: RedirectOp, target: &Word) -> RedirectOp {
+    if op != RedirectOp::DupOut {
+        return op;
+    }
+    let is_fd = target.static_value().is_some_and(|v| {
+        let v = v.strip_suffix('-').unwrap_or(&v);
+        v.is_empty() || v.bytes().all(|b| b.is_ascii_digit())
+    });
+    if is_fd {
+        op
+    } else {
+        RedirectOp::WriteAll
+    }
+}
+
 /// A variable a construct assigns by name alone (a loop variable, `coproc NAME`).
 pub(crate) fn bare_assignment(name: String, span: Span) -> Assignment {
     Assignment {

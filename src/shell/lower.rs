@@ -11,8 +11,8 @@ use std::collections::{BTreeMap, HashSet};
 use tree_sitter::{Node, Parser, Tree};
 
 use super::ctx::{
-    arithmetic_compound, bare_assignment, compound, cover_commands, cover_parts, is_name,
-    prepend_keywords, set_background, simple, unsupported, Ctx,
+    arithmetic_compound, bare_assignment, compound, cover_commands, cover_parts, dup_or_write_all,
+    is_name, prepend_keywords, set_background, simple, unsupported, Ctx,
 };
 use super::scan::{err, working_copy, Site};
 use super::words::{WordOpts, ARG, ASSIGN, DECL, PATTERN, TEST_OPERAND};
@@ -1676,15 +1676,7 @@ impl Ctx<'_> {
             prev_end = ds.end;
         }
         let mut op = site.op;
-        if op == RedirectOp::DupOut {
-            let is_fd = target.static_value().is_some_and(|v| {
-                let v = v.strip_suffix('-').unwrap_or(&v);
-                v.is_empty() || v.bytes().all(|b| b.is_ascii_digit())
-            });
-            if !is_fd {
-                op = RedirectOp::WriteAll;
-            }
-        }
+        op = dup_or_write_all(op, &target);
         let heredoc = match &site.heredoc {
             Some(h) => Some(self.heredoc_body(h)?),
             None => None,

@@ -23,8 +23,8 @@
 use std::collections::BTreeMap;
 
 use super::ctx::{
-    arithmetic_compound, bare_assignment, compound, is_name, prepend_keywords, set_background,
-    simple, unsupported, Ctx,
+    arithmetic_compound, bare_assignment, compound, dup_or_write_all, is_name, prepend_keywords,
+    set_background, simple, unsupported, Ctx,
 };
 use super::scan::{err, HereDocSite};
 use super::words::{WordOpts, ARG, ASSIGN, DECL, PATTERN, REGEX, SUBSCRIPT, TEST_OPERAND};
@@ -1489,15 +1489,7 @@ impl<'s> Unit<'_, 's> {
             ARG
         };
         let target = self.word(ta, tb, opts)?;
-        if op == RedirectOp::DupOut {
-            let is_fd = target.static_value().is_some_and(|v| {
-                let v = v.strip_suffix('-').unwrap_or(&v);
-                v.is_empty() || v.bytes().all(|b| b.is_ascii_digit())
-            });
-            if !is_fd {
-                op = RedirectOp::WriteAll;
-            }
-        }
+        op = dup_or_write_all(op, &target);
         let start = t.start();
         if let (Some(strip_tabs), Some((delimiter, quoted))) = (heredoc, delimiter) {
             self.pending.push(Pending {
