@@ -161,8 +161,37 @@ pub fn load_name_or_file(
 ) -> Result<(Policy, Examples), PolicyError> {
     match policy::shipped_source(spec) {
         Some(_) => load_shipped(spec, check),
-        None => load_file(Path::new(spec), check),
+        None => match load_file(Path::new(spec), check) {
+            // A bare word that is no file was meant as a shipped name: say which ones exist.
+            Err(PolicyError::Io { source, .. })
+                if source.kind() == std::io::ErrorKind::NotFound && looks_like_a_name(spec) =>
+            {
+                let known: Vec<&'static str> = SHIPPED.iter().map(|(n, _)| *n).collect();
+                Err(PolicyError::NotFound {
+                    spec: spec.to_string(),
+                    suggestion: closest_name(spec, &known),
+                    known,
+                })
+            }
+            other => other,
+        },
     }
+}
+
+/// A `--policy` value with no directory part and no `.toml` ending: a name, not a path.
+fn looks_like_a_name(spec: &str) -> bool {
+    !spec.contains(std::path::MAIN_SEPARATOR) && !spec.contains('/') && !spec.ends_with(".toml")
+}
+
+/// The shipped name closest to `spec`, if it is close enough to be a misspelling (the same
+/// measure and threshold clap uses for its "did you mean").
+fn closest_name(spec: &str, known: &[&'static str]) -> Option<&'static str> {
+    known
+        .iter()
+        .map(|k| (strsim::jaro(spec, k), *k))
+        .filter(|(score, _)| *score > 0.7)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, k)| k)
 }
 
 /// Each example of `policy` whose verdict is not the one it is written with.

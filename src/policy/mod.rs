@@ -262,6 +262,21 @@ pub enum PolicyError {
         /// The names that are shipped.
         known: Vec<&'static str>,
     },
+    /// `--policy NAME` names neither a shipped policy nor an existing file: most often a
+    /// misspelt shipped name, so the error offers the closest one.
+    #[error(
+        "`{spec}` is neither a shipped policy nor a file{}; shipped policies: {}, or give the path of a policy file",
+        .suggestion.map(|s| format!(" (did you mean `{s}`?)")).unwrap_or_default(),
+        .known.join(", ")
+    )]
+    NotFound {
+        /// What was asked for.
+        spec: String,
+        /// The shipped name closest to `spec`, when one is close.
+        suggestion: Option<&'static str>,
+        /// The names that are shipped.
+        known: Vec<&'static str>,
+    },
 }
 
 impl PolicyError {
@@ -269,7 +284,9 @@ impl PolicyError {
     pub fn diagnostics(&self) -> &[Diagnostic] {
         match self {
             PolicyError::Invalid(d) => d,
-            PolicyError::Io { .. } | PolicyError::UnknownShipped { .. } => &[],
+            PolicyError::Io { .. }
+            | PolicyError::UnknownShipped { .. }
+            | PolicyError::NotFound { .. } => &[],
         }
     }
 }
