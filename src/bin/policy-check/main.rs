@@ -77,8 +77,8 @@ struct PolicyArgs {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Check commands: given as arguments, or as JSON lines on stdin (a string, or an object
-    /// with a "command" string). Exit 0 if all are allowed, 1 if any is denied or asks.
+    /// Check commands: given as arguments, or as lines on stdin (plain text, a JSON string, or
+    /// an object with a "command" string). Exit 0 if all are allowed, 1 if any is denied or asks.
     Check {
         #[command(flatten)]
         policy: PolicyArgs,
@@ -208,8 +208,10 @@ enum Cmd {
         timeout: std::time::Duration,
         #[command(flatten)]
         session: serve::SessionArgs,
-        /// The command (after `--`; several words are joined with spaces).
-        #[arg(last = true, required = true)]
+        /// The command: one argument (`run 'ls -la'`, as with `sh -c`) or the words after `--`
+        /// (`run -- ls -la`); several words are joined with spaces. Everything after the first
+        /// word belongs to the command, so options of `run` come before it.
+        #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
         command: Vec<String>,
     },
     /// Serve the bash tool (and with --tools the text editor and code execution shapes):
@@ -520,28 +522,33 @@ pub(crate) fn for_each_stdin_command(
         if text.is_empty() {
             continue;
         }
-        let command = match serde_json::from_str::<serde_json::Value>(text) {
-            Ok(serde_json::Value::String(s)) => s,
-            Ok(serde_json::Value::Object(o)) => match o.get("command") {
-                Some(serde_json::Value::String(s)) => s.clone(),
-                _ => {
-                    eprintln!("policy-check: stdin:{lineno}: object has no \"command\" string");
-                    bad_input = true;
-                    continue;
-                }
-            },
-            Ok(_) => {
-                eprintln!("policy-check: stdin:{lineno}: expected a JSON string or an object with \"command\"");
+        match stdin_command(text) {
+            Ok(command) => f(command)?,
+            Err(why) => {
+                eprintln!("policy-check: stdin:{lineno}: {why}; {STDIN_FORMS}");
                 bad_input = true;
-                continue;
             }
-            Err(e) => {
-                eprintln!("policy-check: stdin:{lineno}: invalid JSON: {e}");
-                bad_input = true;
-                continue;
-            }
-        };
-        f(command)?;
+        }
+    }
+}
+
+/// The forms `check` accepts on stdin, told with every line it cannot read.
+const STDIN_FORMS: &str = "each stdin line is a command as plain text (`ls -la`), a JSON string \
+(`\"ls -la\"`), or a JSON object with a \"command\" string (a tool_use input)";
+
+/// The command one stdin line of `check` holds: a JSON string, the `"command"` of a JSON
+/// object, or else the line itself as plain text (`ls -la`, `"$HOME/x" -v`, `{ ls; }`, `true`).
+/// A line that opens a JSON object (`{"`, never the start of a bash command worth checking)
+/// must be one, so a malformed tool_use input is an error and not a command nobody meant.
+fn stdin_command(text: &str) -> Result<String, String> {
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(serde_json::Value::String(s)) => Ok(s),
+        Ok(serde_json::Value::Object(o)) => match o.get("command") {
+            Some(serde_json::Value::String(s)) => Ok(s.clone()),
+            _ => Err("the JSON object has no \"command\" string".to_string()),
+        },
+        Err(e) if text.starts_with("{\"") => Err(format!("invalid JSON: {e}")),
+        _ => Ok(text.to_string()),
     }
 }
 
