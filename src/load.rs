@@ -232,35 +232,54 @@ fn failed_examples(policy: &Policy) -> Vec<Diagnostic> {
     diags
 }
 
-/// Lint a policy file (or a shipped policy name): its load errors (examples always run), or
-/// else [`lint::lint_policy`]'s warnings. A file that cannot be read is an `Err` (exit 2 in
-/// `policy-check lint`).
-pub fn lint_name_or_file(spec: &str) -> Result<Vec<Diagnostic>, PolicyError> {
-    let (loaded, origin) = match policy::shipped_source(spec) {
-        Some(_) => (
-            load_shipped(spec, ExampleCheck::Always),
-            format!("shipped:{spec}"),
-        ),
-        None => (
-            load_file(Path::new(spec), ExampleCheck::Always),
-            Path::new(spec).display().to_string(),
-        ),
-    };
-    match loaded {
-        Ok((policy, _)) => Ok(lint::lint_policy(&policy, &origin)),
-        Err(PolicyError::Invalid(mut out)) => {
-            // Stable order: this file first, then included ones, each by position.
-            out.sort_by(|a, b| {
-                (a.location.file != origin, a.location.line, a.location.col).cmp(&(
-                    b.location.file != origin,
-                    b.location.line,
-                    b.location.col,
-                ))
-            });
-            Ok(out)
+/// What [`lint_name_or_file`] found in one policy: every load error and every warning, in one
+/// run, and whether the examples could be run.
+#[derive(Debug)]
+pub struct LintReport {
+    /// Load errors (`policy-*`, failed examples included) and `lint-*` warnings: this file's
+    /// first, then included ones, each by position.
+    pub diagnostics: Vec<Diagnostic>,
+    /// The `[examples]` were run. They are not when the policy has load errors: a policy
+    /// that does not load decides nothing.
+    pub examples_run: bool,
+}
+
+/// Lint a policy file (or a shipped policy name): its load errors, its failed examples and
+/// [`lint::lint_policy`]'s warnings, all in one run. Where a part of the policy fails to
+/// load, the rest is still linted, so fixing one error never uncovers warnings that were
+/// there all along. A file that cannot be read is an `Err` (exit 2 in `policy-check lint`).
+pub fn lint_name_or_file(spec: &str) -> Result<LintReport, PolicyError> {
+    let (source, origin) = match policy::shipped_source(spec) {
+        Some(src) => (src.to_string(), format!("shipped:{spec}")),
+        None => {
+            let path = Path::new(spec);
+            let source = std::fs::read_to_string(path).map_err(|source| PolicyError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
+            (source, path.display().to_string())
         }
-        Err(e) => Err(e),
+    };
+    let (policy, mut out) = policy::load_str_lenient(&source, &origin)?;
+    let examples_run = out.is_empty();
+    if examples_run {
+        out.extend(failed_examples(&policy));
     }
+    out.extend(lint::lint_policy(&policy, &origin));
+    // Stable order: this file first, then included ones, each by position; at one place,
+    // errors before warnings.
+    out.sort_by_key(|d| {
+        (
+            d.location.file != origin,
+            d.location.line,
+            d.location.col,
+            d.severity != Severity::Error,
+        )
+    });
+    Ok(LintReport {
+        diagnostics: out,
+        examples_run,
+    })
 }
 
 #[cfg(test)]

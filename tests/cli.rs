@@ -442,3 +442,42 @@ fn check_with_an_edited_shipped_policy_runs_its_examples() {
         assert!(String::from_utf8_lossy(&out.stdout).contains("example(s) passed"));
     }
 }
+
+#[test]
+fn lint_shows_load_errors_and_warnings_in_one_run() {
+    // One unknown key used to hide every warning until it was fixed; now the parts that
+    // load are linted beside the errors, and the summary says the examples did not run.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.toml");
+    std::fs::write(
+        &path,
+        "[policy]\nname = \"t\"\nbogus_key = 1\n\n[programs.sort]\noperands = \"path-read\"\nallow_options = [\"-o\"]\n",
+    )
+    .unwrap();
+    let out = run(&["lint", "--policy", path.to_str().unwrap()], None);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("error[policy-unknown-key]"), "{text}");
+    assert!(text.contains("p.toml:3:1"), "{text}");
+    assert!(text.contains("warning[lint-dangerous-option]"), "{text}");
+    assert!(
+        text.contains("1 policy linted: 1 error(s), 1 warning(s); examples not run"),
+        "{text}"
+    );
+    // The same findings as JSON lines, errors and warnings together.
+    let out = run(
+        &[
+            "lint",
+            "--format",
+            "json",
+            "--policy",
+            path.to_str().unwrap(),
+        ],
+        None,
+    );
+    let codes: Vec<String> = lines(&out)
+        .iter()
+        .map(|v| v["code"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(codes, ["policy-unknown-key", "lint-dangerous-option"]);
+}

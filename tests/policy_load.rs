@@ -417,7 +417,9 @@ fn an_edited_copy_of_a_shipped_policy_runs_its_examples_and_a_wrong_one_fails() 
             load::load_toml(&format!("{text}\n"), "edited.toml", UnlessProven).unwrap();
         assert_eq!(examples, Examples::Run);
         // lint reports the wrong example too.
-        let lint = load::lint_name_or_file(path.to_str().unwrap()).unwrap();
+        let lint = load::lint_name_or_file(path.to_str().unwrap())
+            .unwrap()
+            .diagnostics;
         assert!(
             lint.iter().any(|d| d.code == "policy-example-failed"),
             "{lint:?}"
