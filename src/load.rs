@@ -135,7 +135,7 @@ pub fn load_toml(
     if check == ExampleCheck::UnlessProven && proven(source) {
         return Ok((policy, Examples::Proven));
     }
-    let failed = failed_examples(&policy);
+    let failed = failed_examples(&policy, Some((origin, source)));
     if failed.is_empty() {
         Ok((policy, Examples::Run))
     } else {
@@ -194,8 +194,10 @@ fn closest_name(spec: &str, known: &[&'static str]) -> Option<&'static str> {
         .map(|(_, k)| k)
 }
 
-/// Each example of `policy` whose verdict is not the one it is written with.
-fn failed_examples(policy: &Policy) -> Vec<Diagnostic> {
+/// Each example of `policy` whose verdict is not the one it is written with. `source` is the
+/// text of the top policy file (`(origin, text)`), so that a failure in one of its examples
+/// points at the bytes of the command the deciding reason is about, not at the quote.
+fn failed_examples(policy: &Policy, source: Option<(&str, &str)>) -> Vec<Diagnostic> {
     let mut ctx = Context::example();
     // Examples show the policy as it is meant to run: sandboxed when it asks for the sandbox.
     if policy.sandbox.mode == SandboxMode::Enforce {
@@ -225,11 +227,50 @@ fn failed_examples(policy: &Policy) -> Vec<Diagnostic> {
                         format!(" ({why})")
                     }
                 ),
-                ex.rule.location.clone(),
+                example_location(&ex.rule.location, &ex.command, &decision, source),
             ));
         }
     }
     diags
+}
+
+/// Where a failed example's diagnostic points: under the span of the reason that decided it
+/// (the strictest one), when the example is written in `source` as a one-line string whose
+/// text is the command byte for byte (no escapes); else at the example's opening quote.
+fn example_location(
+    at: &crate::policy::Location,
+    command: &str,
+    decision: &crate::evaluate::Decision,
+    source: Option<(&str, &str)>,
+) -> crate::policy::Location {
+    let fallback = at.clone();
+    let Some((origin, text)) = source else {
+        return fallback;
+    };
+    let Some(reason) = decision.reasons.iter().max_by_key(|r| r.verdict) else {
+        return fallback;
+    };
+    if at.file != origin || at.line == 0 || at.col == 0 {
+        return fallback;
+    }
+    let Some(line) = text.lines().nth(at.line - 1) else {
+        return fallback;
+    };
+    let mut chars = line.chars().skip(at.col - 1);
+    let Some(quote @ ('"' | '\'')) = chars.next() else {
+        return fallback;
+    };
+    let written: String = chars.take_while(|&c| c != quote).collect();
+    if written != command || (quote == '"' && command.contains('\\')) {
+        return fallback;
+    }
+    let Some(before) = command.get(..reason.span.start.min(command.len())) else {
+        return fallback;
+    };
+    crate::policy::Location {
+        col: at.col + 1 + before.chars().count(),
+        ..fallback
+    }
 }
 
 /// What [`lint_name_or_file`] found in one policy: every load error and every warning, in one
@@ -263,7 +304,7 @@ pub fn lint_name_or_file(spec: &str) -> Result<LintReport, PolicyError> {
     let (policy, mut out) = policy::load_str_lenient(&source, &origin)?;
     let examples_run = out.is_empty();
     if examples_run {
-        out.extend(failed_examples(&policy));
+        out.extend(failed_examples(&policy, Some((&origin, &source))));
     }
     out.extend(lint::lint_policy(&policy, &origin));
     // Stable order: this file first, then included ones, each by position; at one place,
@@ -303,7 +344,7 @@ mod tests {
                 load_shipped(name, ExampleCheck::Always).expect("shipped policy loads");
             assert_eq!(examples, Examples::Run);
             assert!(!policy.examples.is_empty(), "{name} has examples");
-            assert_eq!(failed_examples(&policy), Vec::new(), "{name}");
+            assert_eq!(failed_examples(&policy, None), Vec::new(), "{name}");
             let recorded = PROVEN.iter().find(|(n, _)| *n == name).map(|(_, p)| *p);
             assert_eq!(
                 recorded,

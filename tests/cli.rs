@@ -481,3 +481,33 @@ fn lint_shows_load_errors_and_warnings_in_one_run() {
         .collect();
     assert_eq!(codes, ["policy-unknown-key", "lint-dangerous-option"]);
 }
+
+#[test]
+fn a_failed_example_points_at_the_bytes_its_reason_is_about() {
+    // The caret used to sit under the example's opening quote; now it is under the span of
+    // the reason that decided it, when the string is written without escapes.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.toml");
+    std::fs::write(
+        &path,
+        "[policy]\nname = \"t\"\ninclude = [\"read-only\"]\n\n[examples]\nallow = [\"ls; rm -rf /tmp/x\", \"echo \\\"a\\\"; rm x\"]\n",
+    )
+    .unwrap();
+    let out = run(
+        &[
+            "lint",
+            "--format",
+            "json",
+            "--policy",
+            path.to_str().unwrap(),
+        ],
+        None,
+    );
+    let found: Vec<(u64, u64)> = lines(&out)
+        .iter()
+        .filter(|v| v["code"] == "policy-example-failed")
+        .map(|v| (v["line"].as_u64().unwrap(), v["column"].as_u64().unwrap()))
+        .collect();
+    // `rm` of the first example is at column 15; the second has escapes, so its quote (31).
+    assert_eq!(found, [(6, 15), (6, 31)]);
+}
