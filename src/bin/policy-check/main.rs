@@ -16,6 +16,7 @@ use shellgate::{report, Context, Decision, Policy, Verdict};
 
 mod approve;
 mod error;
+mod hook_tools;
 mod hooks;
 mod init;
 mod lint;
@@ -135,6 +136,10 @@ enum Cmd {
         /// (shellgate then only vetoes).
         #[arg(long)]
         defer_allow: bool,
+        /// Print the agent's hook configuration for this policy (every tool the hook guards
+        /// in its matcher) instead of answering a payload: paste it into the agent's settings.
+        #[arg(long)]
+        print_config: bool,
     },
     /// Print the JSON Schema of the policy format (for editors: taplo, Even Better TOML).
     Schema,
@@ -329,8 +334,16 @@ fn run(cli: Cli) -> Result<u8, CliError> {
             policy,
             workspace,
             defer_allow,
+            print_config,
         } => {
             let spec = policy.policy.as_deref().unwrap_or("read-only");
+            if print_config {
+                println!(
+                    "{}",
+                    hooks::config_snippet(agent, spec, workspace.as_deref())?
+                );
+                return Ok(0);
+            }
             Ok(hooks::hook_cmd(&hooks::HookOptions {
                 agent,
                 policy: spec,
