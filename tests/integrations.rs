@@ -1127,3 +1127,84 @@ fn documented_hook_matchers_are_the_ones_the_hook_guards() {
         );
     }
 }
+
+/// `hook AGENT --doctor` finds set-ups that would silently guard nothing: no hook, a matcher
+/// that leaves file tools out, a policy that does not load, a Codex hook that is not trusted
+/// (Codex skips it without a word) or has no pinned workspace, and Claude Code project
+/// settings alone (not read when the agent starts in a subdirectory).
+#[test]
+fn hook_doctor_finds_set_ups_that_guard_nothing() {
+    let root = scratch("doctor");
+    let home = root.join("home");
+    let ws = root.join("ws");
+    std::fs::create_dir_all(home.join(".claude")).unwrap();
+    std::fs::create_dir_all(ws.join(".claude")).unwrap();
+    let doctor = |agent: &str, env: &[(&str, &Path)]| {
+        let mut all = vec![("HOME", home.as_path())];
+        all.extend_from_slice(env);
+        let o = run_in(&ws, &all, &["hook", agent, "--doctor"], None);
+        (code(&o), stdout(&o))
+    };
+    let (c, out) = doctor("claude-code", &[]);
+    assert_eq!(c, 1, "{out}");
+    assert!(
+        out.contains("no hook runs `policy-check hook claude-code`"),
+        "{out}"
+    );
+    // The old README snippet, in project settings only.
+    std::fs::write(
+        ws.join(".claude/settings.json"),
+        r#"{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"policy-check hook claude-code --policy nope.toml"}]}]}}"#,
+    )
+    .unwrap();
+    let (c, out) = doctor("claude-code", &[]);
+    assert_eq!(c, 1, "{out}");
+    assert!(out.contains("leaves Read, Write, Edit"), "{out}");
+    assert!(out.contains("the policy does not load"), "{out}");
+    assert!(out.contains("reads no project settings"), "{out}");
+    // The printed configuration at user level, and the project one fixed: all pass.
+    let config = run(
+        &[
+            "hook",
+            "claude-code",
+            "--policy",
+            "developer",
+            "--print-config",
+        ],
+        None,
+    );
+    std::fs::write(home.join(".claude/settings.json"), stdout(&config)).unwrap();
+    std::fs::write(ws.join(".claude/settings.json"), stdout(&config)).unwrap();
+    let (c, out) = doctor("claude-code", &[]);
+    assert_eq!(c, 0, "{out}");
+    // Codex: the printed configuration in the project is not trusted until Codex says so.
+    let codex_home = root.join("codex-home");
+    std::fs::create_dir_all(&codex_home).unwrap();
+    std::fs::create_dir_all(ws.join(".codex")).unwrap();
+    let config = run_in(
+        &ws,
+        &[],
+        &["hook", "codex", "--policy", "developer", "--print-config"],
+        None,
+    );
+    let hooks_json = ws.join(".codex/hooks.json");
+    std::fs::write(&hooks_json, stdout(&config)).unwrap();
+    let env = [("CODEX_HOME", codex_home.as_path())];
+    let (c, out) = doctor("codex", &env);
+    assert_eq!(c, 1, "{out}");
+    assert!(out.contains("not trusted"), "{out}");
+    assert!(
+        !out.contains("no --workspace"),
+        "print-config pins it: {out}"
+    );
+    std::fs::write(
+        codex_home.join("config.toml"),
+        format!(
+            "[hooks.state.\"{}:pre_tool_use:0:0\"]\ntrusted_hash = \"sha256:0\"\n",
+            hooks_json.display()
+        ),
+    )
+    .unwrap();
+    let (c, out) = doctor("codex", &env);
+    assert_eq!(c, 0, "{out}");
+}

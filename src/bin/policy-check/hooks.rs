@@ -71,7 +71,8 @@ impl Agent {
         }
     }
 
-    fn cli_name(self) -> &'static str {
+    /// The agent's name on the command line (`policy-check hook NAME`).
+    pub fn cli_name(self) -> &'static str {
         match self {
             Agent::ClaudeCode => "claude-code",
             Agent::Codex => "codex",

@@ -16,6 +16,7 @@ use shellgate::{report, Context, Decision, Policy, Verdict};
 
 mod approve;
 mod error;
+mod hook_doctor;
 mod hook_tools;
 mod hooks;
 mod init;
@@ -140,6 +141,12 @@ enum Cmd {
         /// in its matcher) instead of answering a payload: paste it into the agent's settings.
         #[arg(long)]
         print_config: bool,
+        /// Check the agent's installed hook configuration instead of answering a payload:
+        /// every guarded tool in the matcher, the policy loads, the workspace pinned, and the
+        /// agent will run the hook (Codex's trust, Claude Code from a subdirectory). Exit 1
+        /// when a check fails.
+        #[arg(long, conflicts_with = "print_config")]
+        doctor: bool,
     },
     /// Print the JSON Schema of the policy format (for editors: taplo, Even Better TOML).
     Schema,
@@ -335,7 +342,16 @@ fn run(cli: Cli) -> Result<u8, CliError> {
             workspace,
             defer_allow,
             print_config,
+            doctor,
         } => {
+            if doctor {
+                let ws = match workspace {
+                    Some(w) => w,
+                    None => std::env::current_dir()
+                        .map_err(|e| format!("cannot read the current directory: {e}"))?,
+                };
+                return Ok(hook_doctor::doctor(agent, &ws));
+            }
             let spec = policy.policy.as_deref().unwrap_or("read-only");
             if print_config {
                 println!(
