@@ -6,7 +6,8 @@
 //! 1  shell  redact  truncate   text → IR (with wrapper knowledge); output cleaning
 //! 2  policy                    TOML → validated, compiled Policy (never runs the evaluator)
 //! 3  evaluate                  IR + Policy + Context → Decision
-//! 4  load                      the public loaders: validate, then run the policy's examples
+//! 4  load  policy_cache        the public loaders: validate, then run the policy's examples;
+//!                              the cache of compiled policies
 //! 5  report                    human, JSON and SARIF renderings of decisions
 //! 6  middleware                Guard, executors, sessions, sandbox launcher
 //! ```
@@ -28,6 +29,7 @@ const LAYERS: &[(&str, usize)] = &[
     ("policy", 2),
     ("evaluate", 3),
     ("load", 4),
+    ("policy_cache", 4),
     ("report", 5),
     ("middleware", 6),
 ];

@@ -46,6 +46,7 @@ mod codes;
 mod layers;
 
 pub mod middleware;
+pub mod policy_cache;
 pub mod redact;
 pub mod shell;
 pub mod truncate;

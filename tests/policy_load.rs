@@ -1,11 +1,12 @@
 //! Loading policies: every problem is reported with file:line:col and a stable code.
 
 use std::fs;
+use std::path::PathBuf;
 
 use crate::common;
 use common::on_small_stack;
 
-use shellgate::{Policy, PolicyError};
+use shellgate::{Policy, PolicyError, Verdict};
 
 fn diags(src: &str) -> Vec<(String, String)> {
     match Policy::from_toml(src, "test.toml") {
@@ -427,4 +428,99 @@ fn an_edited_copy_of_a_shipped_policy_runs_its_examples_and_a_wrong_one_fails() 
             "{lint:?}"
         );
     }
+}
+
+/// Issue 29: the cache of compiled policies gives back exactly the policy a load gives, and
+/// never a stale or damaged one: an edited top file, an edited include, a damaged entry and
+/// an entry of another build are each a miss (loaded from text again, examples run), and a
+/// policy that does not load is the same error through the cache.
+#[test]
+fn the_policy_cache_is_never_stale_and_never_trusted_when_damaged() {
+    use shellgate::policy_cache::PolicyCache;
+    let dir = tempfile::tempdir().unwrap();
+    let cache = PolicyCache::new(dir.path().join("cache"));
+    let entries = || -> Vec<PathBuf> {
+        match fs::read_dir(dir.path().join("cache/policies")) {
+            Ok(rd) => rd.map(|e| e.unwrap().path()).collect(),
+            Err(_) => Vec::new(),
+        }
+    };
+    let decide = |p: &Policy, c: &str| p.evaluate(&shellgate::Context::example(), c).verdict;
+    // A shipped policy: written once, then read back, deciding alike.
+    let first = cache.load("developer").unwrap();
+    assert_eq!(entries().len(), 1);
+    let again = cache.load("developer").unwrap();
+    for c in [
+        "ls -la",
+        "git push --force",
+        "cat ~/.ssh/id_rsa",
+        "sort -o x y",
+    ] {
+        assert_eq!(decide(&first, c), decide(&again, c), "{c}");
+    }
+    // A user file that includes another file.
+    let inc = dir.path().join("inc.toml");
+    let top = dir.path().join("top.toml");
+    fs::write(
+        &inc,
+        "[policy]\ninclude = [\"read-only\"]\n[programs.tac]\n",
+    )
+    .unwrap();
+    fs::write(&top, "[policy]\nname = \"top\"\ninclude = [\"inc.toml\"]\n").unwrap();
+    let spec = top.to_str().unwrap();
+    assert_eq!(
+        decide(&cache.load(spec).unwrap(), "tac a.txt"),
+        Verdict::Allow
+    );
+    assert_eq!(
+        decide(&cache.load(spec).unwrap(), "tac a.txt"),
+        Verdict::Allow
+    );
+    // The include changes: the cached policy must not be used.
+    fs::write(&inc, "[policy]\ninclude = [\"read-only\"]\n").unwrap();
+    assert_eq!(
+        decide(&cache.load(spec).unwrap(), "tac a.txt"),
+        Verdict::Deny
+    );
+    // The top file changes.
+    fs::write(
+        &top,
+        "[policy]\nname = \"top2\"\ninclude = [\"inc.toml\"]\n",
+    )
+    .unwrap();
+    assert_eq!(cache.load(spec).unwrap().name, "top2");
+    // Every entry damaged (one byte flipped, or cut short): misses, rebuilt, right answer.
+    for e in entries() {
+        let mut b = fs::read(&e).unwrap();
+        let n = b.len();
+        b[n / 2] ^= 0x5a;
+        fs::write(&e, &b).unwrap();
+    }
+    assert_eq!(cache.load(spec).unwrap().name, "top2");
+    assert_eq!(
+        decide(&cache.load("developer").unwrap(), "git push --force"),
+        decide(&first, "git push --force")
+    );
+    for e in entries() {
+        let b = fs::read(&e).unwrap();
+        fs::write(&e, &b[..b.len() / 3]).unwrap();
+    }
+    assert_eq!(cache.load(spec).unwrap().name, "top2");
+    // A policy that does not load is the same error, and leaves no entry for itself.
+    let before = entries().len();
+    fs::write(&top, "[policy]\nname = \"x\"\nbogus = 1\n").unwrap();
+    let e = cache.load(spec).expect_err("an invalid policy");
+    assert_eq!(e.diagnostics()[0].code, "policy-unknown-key");
+    assert_eq!(entries().len(), before);
+    // A failing example is a load error through the cache too.
+    fs::write(
+        &top,
+        "[policy]\ninclude = [\"read-only\"]\n[examples]\nallow = [\"rm -rf /\"]\n",
+    )
+    .unwrap();
+    assert!(cache.load(spec).is_err());
+    // An unwritable cache directory only costs the speed.
+    let blocked = PolicyCache::new(dir.path().join("file-not-dir"));
+    fs::write(dir.path().join("file-not-dir"), "x").unwrap();
+    assert_eq!(blocked.load("read-only").unwrap().name, "read-only");
 }

@@ -79,8 +79,8 @@ impl Eval<'_> {
         }
         let allowed: Vec<&str> = policy
             .programs
-            .iter()
-            .filter(|(_, r)| r.verdict == Verdict::Allow)
+            .verdicts()
+            .filter(|(_, v)| *v == Verdict::Allow)
             .map(|(n, _)| n.as_str())
             .collect();
         if !allowed.is_empty() {

@@ -4,12 +4,13 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use globset::GlobMatcher;
 use regex::Regex;
+use serde::{Deserialize, Serialize};
 
 use super::{RuleRef, Verdict};
 use crate::shell;
 
 /// A verdict with the rule that set it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Setting {
     /// The verdict.
     pub verdict: Verdict,
@@ -27,7 +28,7 @@ impl Setting {
 }
 
 /// Limits on the input and its structure: the parser's, and the evaluator's own.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Limits {
     /// What the parser accepts: `[limits] max_bytes` (largest command, in bytes) and
     /// `max_depth` (deepest syntax nesting), and its node budget. The evaluator parses
@@ -50,7 +51,7 @@ impl Default for Limits {
 }
 
 /// Shell-level switches.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ShellRules {
     /// `$(...)`, backticks, `<(...)`: `None` means "allowed when every inner command is";
     /// `Some(verdict)` applies that verdict to every substitution (and still checks inside).
@@ -79,7 +80,40 @@ pub enum Glob {
     /// No `*?[]{}\\` in it: it matches exactly its own text.
     Exact(String),
     /// Anything else, compiled by globset.
-    Matcher(GlobMatcher),
+    Matcher(LazyGlob),
+}
+
+/// A globset matcher with the pattern and `literal_separator` it is built from (globset does
+/// not say which options a matcher was built with). Loading compiles it at once; read from a
+/// policy's binary form it is compiled at its first match, so a hook pays only for the
+/// patterns its command reaches.
+#[derive(Debug, Clone)]
+pub struct LazyGlob {
+    text: String,
+    literal_separator: bool,
+    matcher: std::sync::OnceLock<GlobMatcher>,
+}
+
+impl LazyGlob {
+    /// A glob compiled already (by the loader).
+    pub(crate) fn ready(text: &str, literal_separator: bool, matcher: GlobMatcher) -> LazyGlob {
+        LazyGlob {
+            text: text.to_string(),
+            literal_separator,
+            matcher: std::sync::OnceLock::from(matcher),
+        }
+    }
+
+    fn matcher(&self) -> &GlobMatcher {
+        self.matcher.get_or_init(|| {
+            // This build compiled the same pattern with the same option when the policy was
+            // loaded (a pattern that fails is a load error, and never reaches a binary form),
+            // so it compiles again; a panic here would be turned into a denial like any.
+            read_cache::glob(&self.text, self.literal_separator).unwrap_or_else(|e| {
+                panic!("a validated glob `{}` no longer compiles: {e}", self.text)
+            })
+        })
+    }
 }
 
 impl Glob {
@@ -91,13 +125,13 @@ impl Glob {
     pub fn is_match(&self, text: &str) -> bool {
         match self {
             Glob::Exact(t) => t == text,
-            Glob::Matcher(g) => g.is_match(text),
+            Glob::Matcher(g) => g.matcher().is_match(text),
         }
     }
 }
 
 /// Where a path pattern is anchored.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum PathAnchor {
     /// `{workspace}`: each workspace root of the evaluation context.
     Workspace,
@@ -111,7 +145,7 @@ pub enum PathAnchor {
 }
 
 /// One path pattern of `[paths]`.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PathPattern {
     /// As written.
     pub text: String,
@@ -124,7 +158,7 @@ pub struct PathPattern {
 }
 
 /// `[paths]`.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct PathRules {
     /// Where reads are allowed.
     pub read: Vec<PathPattern>,
@@ -150,7 +184,7 @@ pub struct PathRules {
 }
 
 /// `[redirects]`.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RedirectRules {
     /// `2>&1`, `>&-`, `<&3`.
     pub fd_duplication: Setting,
@@ -163,7 +197,7 @@ pub struct RedirectRules {
 }
 
 /// A variable-name glob of `[env]`.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct NamePattern {
     /// As written.
     pub text: String,
@@ -174,7 +208,7 @@ pub struct NamePattern {
 }
 
 /// `[env]`: assignments to variables, wherever they happen.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct EnvRules {
     /// Names that may be assigned.
     pub allow: Vec<NamePattern>,
@@ -189,7 +223,7 @@ pub struct EnvRules {
 }
 
 /// `[wrappers]`: programs that run another program, unwrapped and checked.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct WrapperRules {
     /// Wrappers that are unwrapped, with the rule that allows each.
     pub allow: BTreeMap<String, RuleRef>,
@@ -200,7 +234,7 @@ pub struct WrapperRules {
 }
 
 /// The type of an argument, which decides how it is checked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ArgKind {
     /// A file that is read: checked against `[paths] read`.
     PathRead,
@@ -267,7 +301,7 @@ impl ArgKind {
 
 /// The positional operands of a program: fixed kinds before and after an optional repeated
 /// kind (`["path-read...", "path-write"]` is `cp`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OperandSpec {
     /// Kinds of the first operands.
     pub head: Vec<ArgKind>,
@@ -302,9 +336,10 @@ impl OperandSpec {
 }
 
 /// An argument pattern of a program rule.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ArgRule {
     /// Matched against each argument's static value (options and operands alike).
+    #[serde(with = "regex_text")]
     pub pattern: Regex,
     /// What a match means.
     pub verdict: Verdict,
@@ -315,7 +350,7 @@ pub struct ArgRule {
 }
 
 /// The rule for one program (or one subcommand of a program).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ProgramRule {
     /// The program name (`git`, or `git push` for a subcommand).
     pub name: String,
@@ -358,6 +393,7 @@ pub struct ProgramRule {
     /// At least one of these options must be present (`python3 -m`).
     pub required_options: BTreeSet<String>,
     /// Allowed values of an option, by regex (`-m` = `^pytest$`).
+    #[serde(with = "regex_map")]
     pub option_values: BTreeMap<String, Regex>,
     /// Kinds of the operands.
     pub operands: OperandSpec,
@@ -373,8 +409,9 @@ pub struct ProgramRule {
     pub extra_operands: Verdict,
     /// Argument patterns.
     pub args: Vec<ArgRule>,
-    /// Subcommands by name; when non-empty the first operand selects one.
-    pub subcommands: BTreeMap<String, ProgramRule>,
+    /// Subcommands by name; when non-empty the first operand selects one (read from the
+    /// binary form, each is decoded when a command first names it).
+    pub subcommands: super::program_map::ProgramMap,
     /// The verdict for a subcommand not listed.
     pub unknown_subcommand: Verdict,
     /// Options that take two values (`jq --arg NAME VALUE`): the first is text, the second
@@ -389,12 +426,14 @@ pub struct ProgramRule {
     /// expands to an option-like file name can only be an allowed option, or an error).
     pub options_complete: bool,
     /// What the evaluator reads of the lists above, worked out once: built when the policy
-    /// is loaded, and rebuilt by [`Policy::reindex`] after a caller changes the lists.
+    /// is loaded, and rebuilt by [`Policy::reindex`] after a caller changes the lists (and
+    /// after the binary form is read: it is not part of it).
+    #[serde(skip)]
     pub(crate) index: super::index::RuleIndex,
 }
 
 /// A command in a policy's `[examples]` with the verdict it must get.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Example {
     /// The command.
     pub command: String,
@@ -405,7 +444,7 @@ pub struct Example {
 }
 
 /// A compiled policy. Cheap to share (`Send + Sync`); evaluation never mutates it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Policy {
     /// `[policy] name`.
     pub name: String,
@@ -427,11 +466,14 @@ pub struct Policy {
     pub env: EnvRules,
     /// `[wrappers]`.
     pub wrappers: WrapperRules,
-    /// `[programs.*]`.
-    pub programs: BTreeMap<String, ProgramRule>,
+    /// `[programs.*]` (a map read from the binary form decodes each rule at first use).
+    pub programs: super::program_map::ProgramMap,
     /// `[examples]` of the top-level file.
     pub examples: Vec<Example>,
     /// The `[redact]` settings of the policy and its includes, merged (validated at load).
+    /// Not part of the binary form: a policy with `[redact]` is never cached (see
+    /// [`super::binary`]), so nothing is lost by skipping it.
+    #[serde(skip)]
     pub redact: Option<crate::redact::RedactConfig>,
     /// `[sandbox]`.
     pub sandbox: super::sandbox::SandboxPolicy,
@@ -444,7 +486,7 @@ impl Policy {
     /// again after changing the option lists of a compiled rule (of `programs` or of
     /// `sandbox`), or evaluation keeps reading the lists as they were.
     pub fn reindex(&mut self) {
-        for rule in self.programs.values_mut() {
+        for rule in self.programs.ready_values_mut() {
             rule.reindex();
         }
         for rule in self.sandbox.programs.values_mut() {
@@ -453,6 +495,127 @@ impl Policy {
         if let Some(rule) = &mut self.sandbox.workspace_binaries {
             rule.reindex();
         }
+    }
+}
+
+/// The patterns compiled from binary forms on this thread, by text: a policy repeats them
+/// (developer.toml writes one option-value regex 32 times), and each distinct one is compiled
+/// once, as loading does; the clones share the automaton. It holds what the policies read
+/// on the thread use, no more (a pattern is the same automaton whichever policy holds it).
+pub(super) mod read_cache {
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+
+    use globset::GlobMatcher;
+    use regex::Regex;
+
+    thread_local! {
+        static REGEXES: RefCell<HashMap<String, Regex>> = RefCell::new(HashMap::new());
+        static GLOBS: RefCell<HashMap<(String, bool), GlobMatcher>> = RefCell::new(HashMap::new());
+    }
+
+    /// `Regex::new(text)`, once per distinct text while a form is read.
+    pub(crate) fn regex(text: &str) -> Result<Regex, regex::Error> {
+        if let Some(re) = REGEXES.with(|m| m.borrow().get(text).cloned()) {
+            return Ok(re);
+        }
+        let re = Regex::new(text)?;
+        REGEXES.with(|m| m.borrow_mut().insert(text.to_string(), re.clone()));
+        Ok(re)
+    }
+
+    /// The glob matcher of `text` with `literal_separator`, once per distinct pair.
+    pub(crate) fn glob(text: &str, sep: bool) -> Result<GlobMatcher, globset::Error> {
+        let key = (text.to_string(), sep);
+        if let Some(g) = GLOBS.with(|m| m.borrow().get(&key).cloned()) {
+            return Ok(g);
+        }
+        let g = globset::GlobBuilder::new(text)
+            .literal_separator(sep)
+            .build()?
+            .compile_matcher();
+        GLOBS.with(|m| m.borrow_mut().insert(key, g.clone()));
+        Ok(g)
+    }
+}
+
+/// Decodes a value of a policy's binary form (a whole policy, or one program rule read
+/// later), sharing compiled patterns with what was read before on this thread.
+pub(super) fn read_with_cache<T: serde::de::DeserializeOwned>(
+    bytes: &[u8],
+) -> Result<T, postcard::Error> {
+    postcard::from_bytes(bytes)
+}
+
+/// A regex in the binary form of a policy: its pattern, compiled again when read. Loading
+/// compiles every pattern with `Regex::new`, so the pattern is all there is to it.
+mod regex_text {
+    use regex::Regex;
+    use serde::{de::Error, Deserialize, Deserializer, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(re: &Regex, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(re.as_str())
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Regex, D::Error> {
+        let text = String::deserialize(d)?;
+        super::read_cache::regex(&text).map_err(D::Error::custom)
+    }
+}
+
+/// [`regex_text`] for a map of regexes.
+mod regex_map {
+    use std::collections::BTreeMap;
+
+    use regex::Regex;
+    use serde::{de::Error, Deserialize, Deserializer, Serialize, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(
+        map: &BTreeMap<String, Regex>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        let texts: BTreeMap<&str, &str> =
+            map.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        texts.serialize(s)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<BTreeMap<String, Regex>, D::Error> {
+        let texts = BTreeMap::<String, String>::deserialize(d)?;
+        texts
+            .into_iter()
+            .map(|(k, v)| {
+                super::read_cache::regex(&v)
+                    .map(|re| (k, re))
+                    .map_err(D::Error::custom)
+            })
+            .collect()
+    }
+}
+
+/// A glob in the binary form of a policy: `(pattern, literal_separator)` for a matcher, or
+/// the exact text; a matcher is compiled again when read, with the option it was built with.
+impl Serialize for Glob {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Glob::Exact(t) => (t.as_str(), None::<bool>).serialize(s),
+            Glob::Matcher(g) => (g.text.as_str(), Some(g.literal_separator)).serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Glob {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Glob, D::Error> {
+        let (text, sep) = <(String, Option<bool>)>::deserialize(d)?;
+        Ok(match sep {
+            None => Glob::Exact(text),
+            Some(literal_separator) => Glob::Matcher(LazyGlob {
+                text,
+                literal_separator,
+                matcher: std::sync::OnceLock::new(),
+            }),
+        })
     }
 }
 

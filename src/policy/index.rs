@@ -272,7 +272,8 @@ impl ProgramRule {
     /// Rebuild the index of this rule, its subcommands and its `after_double_dash` rule.
     pub(crate) fn reindex(&mut self) {
         self.index = RuleIndex::of(self);
-        for sub in self.subcommands.values_mut() {
+        // An encoded subcommand is indexed when it is decoded.
+        for sub in self.subcommands.ready_values_mut() {
             sub.reindex();
         }
         if let Some(dd) = &mut self.after_double_dash {

@@ -9,10 +9,12 @@
 //! This layer never runs the evaluator: the public loaders ([`Policy::from_toml`] and the
 //! like) are in [`crate::load`], which validates here and then checks the `[examples]`.
 
+pub mod binary;
 mod compiled;
 mod index;
 pub mod lint;
 mod load;
+pub mod program_map;
 pub(crate) mod raw;
 pub mod sandbox;
 pub mod schema;
@@ -25,8 +27,9 @@ use serde::Serialize;
 use crate::codes::DiagnosticCode;
 
 pub use compiled::{
-    ArgKind, ArgRule, EnvRules, Example, Glob, Limits, NamePattern, OperandSpec, PathAnchor,
-    PathPattern, PathRules, Policy, ProgramRule, RedirectRules, Setting, ShellRules, WrapperRules,
+    ArgKind, ArgRule, EnvRules, Example, Glob, LazyGlob, Limits, NamePattern, OperandSpec,
+    PathAnchor, PathPattern, PathRules, Policy, ProgramRule, RedirectRules, Setting, ShellRules,
+    WrapperRules,
 };
 pub(crate) use index::OptionFacts;
 pub use load::SHIPPED;
@@ -34,7 +37,9 @@ pub(crate) use load::{load_str, load_str_lenient, shipped_source};
 
 /// What a policy says about (part of) a command. Ordered so that the strictest wins with
 /// `max()`: `Allow < Ask < Deny`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Verdict {
     /// Runs without asking.
@@ -73,7 +78,7 @@ impl fmt::Display for Verdict {
 }
 
 /// A place in a policy file: `file:line:col` (1-based), or a built-in default.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 pub struct Location {
     /// The file, or `<built-in>` for defaults, or `shipped:NAME` for embedded policies.
     pub file: String,
@@ -155,7 +160,7 @@ impl fmt::Display for Location {
 }
 
 /// The policy rule a reason comes from: a dotted name and where it is written.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 pub struct RuleRef {
     /// A dotted name such as `programs.find.deny_options` or `policy.default`.
     pub name: String,

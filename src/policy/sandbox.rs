@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 use super::raw::RawProgram;
@@ -95,7 +95,7 @@ pub(crate) enum NetworkName {
 }
 
 /// Whether the kernel sandbox is wanted.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum SandboxMode {
     /// No kernel sandbox (the default without a `[sandbox]` table).
     #[default]
@@ -105,7 +105,7 @@ pub enum SandboxMode {
 }
 
 /// A literal root of `[sandbox] read`/`write`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SandboxRoot {
     /// As written.
     pub text: String,
@@ -116,7 +116,7 @@ pub struct SandboxRoot {
 }
 
 /// Resource limits; `None` leaves a limit as inherited.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SandboxLimits {
     /// RLIMIT_CPU, seconds.
     pub cpu_seconds: Option<u64>,
@@ -131,7 +131,7 @@ pub struct SandboxLimits {
 }
 
 /// `[sandbox]`, compiled (merged over includes: scalars override, lists extend).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct SandboxPolicy {
     /// `mode`.
     pub mode: SandboxMode,

@@ -66,7 +66,7 @@ pub(crate) fn stack_exhausted() -> bool {
 }
 
 /// Limits that bound the work done on one command.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Limits {
     /// Largest accepted input, in bytes.
     pub max_bytes: usize,

@@ -7,7 +7,7 @@
 //! own file below.
 
 use std::cell::OnceCell;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::ops::Range;
 use std::path::Path;
 
@@ -113,7 +113,7 @@ fn defaults() -> Policy {
             message: None,
         },
         wrappers: WrapperRules::default(),
-        programs: BTreeMap::new(),
+        programs: Default::default(),
         examples: Vec::new(),
         redact: None,
         sandbox: Default::default(),
@@ -193,14 +193,22 @@ impl Loader {
         }
         let key = (pattern.to_string(), literal_separator);
         if let Some(g) = self.compiled.globs.get(&key) {
-            return Ok(Glob::Matcher(g.clone()));
+            return Ok(Glob::Matcher(LazyGlob::ready(
+                pattern,
+                literal_separator,
+                g.clone(),
+            )));
         }
         let g = GlobBuilder::new(pattern)
             .literal_separator(literal_separator)
             .build()?
             .compile_matcher();
         self.compiled.globs.insert(key, g.clone());
-        Ok(Glob::Matcher(g))
+        Ok(Glob::Matcher(LazyGlob::ready(
+            pattern,
+            literal_separator,
+            g,
+        )))
     }
 
     fn diag(&mut self, code: DiagnosticCode, message: impl Into<String>, location: Location) {

@@ -350,7 +350,7 @@ impl Loader {
                 ),
             }
         }
-        let mut subcommands = BTreeMap::new();
+        let mut subcommands = super::super::program_map::ProgramMap::default();
         for (sub, raw_sub) in &raw.subcommands {
             let sub_name = format!("{name} {sub}");
             let mut sub_segs = segs.to_vec();
