@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 
 use clap::ValueEnum;
 use serde_json::{json, Value};
-use shellgate::{report, Context, Policy, SandboxState, Verdict};
+use shellgate::{report, Context, SandboxState, Verdict};
 
 use crate::hook_tools::{self, Call};
 
@@ -150,7 +150,14 @@ pub fn hook_cmd(opts: &HookOptions<'_>) -> u8 {
         Ok(_) if input.len() as u64 > MAX_INPUT => Err(Block(format!(
             "the hook input is larger than {MAX_INPUT} bytes"
         ))),
-        Ok(_) => decide(opts, &input),
+        // A panic must block the call: an agent lets a hook that dies any other way through
+        // (only exit 2 blocks).
+        Ok(_) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| decide(opts, &input)))
+            .unwrap_or_else(|_| {
+                Err(Block(
+                    "shellgate failed while deciding this call (an internal error)".into(),
+                ))
+            }),
     };
     // Gemini CLI parses stdout as JSON on exit 0; its documented "no opinion" is `{}`.
     let result = result.map(|answer| match (answer, opts.agent) {
@@ -242,20 +249,22 @@ fn decide(opts: &HookOptions<'_>, input: &[u8]) -> Result<Option<Value>, Block> 
         None => project_dir(opts.agent, &cwd, |k| std::env::var_os(k)),
     };
     let spec = policy_path(opts.policy, &workspace);
-    let policy = Policy::from_name_or_file(&spec).map_err(|e| {
-        let relative = spec != opts.policy;
-        Block(format!(
-            "cannot load the policy {spec}{}: {e}",
-            if relative {
-                format!(
-                    " (`{}` resolved against the project directory, from {from})",
-                    opts.policy
-                )
-            } else {
-                String::new()
-            }
-        ))
-    })?;
+    // Never freed: the hook process ends right after answering (see `check`).
+    let policy: &'static shellgate::Policy =
+        Box::leak(Box::new(crate::load_cached(&spec).map_err(|e| {
+            let relative = spec != opts.policy;
+            Block(format!(
+                "cannot load the policy {spec}{}: {e}",
+                if relative {
+                    format!(
+                        " (`{}` resolved against the project directory, from {from})",
+                        opts.policy
+                    )
+                } else {
+                    String::new()
+                }
+            ))
+        })?));
     let mut ctx = Context::new(&workspace).with_cwd(&cwd);
     if opts.agent == Agent::Gemini {
         // run_shell_command runs in `directory` (or `dir_path`), relative to the project root.
@@ -269,7 +278,7 @@ fn decide(opts: &HookOptions<'_>, input: &[u8]) -> Result<Option<Value>, Block> 
     }
     let (decision, command) = match &call {
         Call::Shell(command) => (policy.evaluate(&ctx, command), command.as_str()),
-        Call::Files(accesses) => (hook_tools::decide_files(&policy, &ctx, accesses), tool),
+        Call::Files(accesses) => (hook_tools::decide_files(policy, &ctx, accesses), tool),
         Call::Other => return Ok(None),
     };
     // A command the policy allows only inside the kernel sandbox runs there: where the agent

@@ -292,7 +292,16 @@ fn load(args: &PolicyArgs) -> Result<Policy, CliError> {
             "read-only"
         }
     };
-    Ok(Policy::from_name_or_file(spec)?)
+    Ok(load_cached(spec)?)
+}
+
+/// [`Policy::from_name_or_file`], through the user's cache of compiled policies when there
+/// is one (`SHELLGATE_CACHE=off` skips it): the same policy, without parsing TOML again.
+pub fn load_cached(spec: &str) -> Result<Policy, shellgate::PolicyError> {
+    match shellgate::policy_cache::PolicyCache::from_env() {
+        Some(cache) => cache.load(spec),
+        None => Policy::from_name_or_file(spec),
+    }
 }
 
 fn context(cwd: Option<PathBuf>) -> Result<Context, CliError> {
@@ -315,7 +324,9 @@ fn run(cli: Cli) -> Result<u8, CliError> {
             sandboxed,
             mut commands,
         } => {
-            let policy = load(&policy)?;
+            // Kept to the end of the process: freeing a policy's thousands of strings at exit
+            // would cost more than checking a command (issue 29), and the OS frees it anyway.
+            let policy: &'static Policy = Box::leak(Box::new(load(&policy)?));
             let mut ctx = context(cwd)?;
             if sandboxed {
                 ctx.sandbox = shellgate::evaluate::SandboxState::Enforced;
@@ -324,9 +335,9 @@ fn run(cli: Cli) -> Result<u8, CliError> {
                 scripts.extend(commands.drain(..).map(PathBuf::from));
             }
             if format == Format::Sarif || !scripts.is_empty() {
-                return scripts::check_cmd(&policy, &ctx, format.out(), &commands, &scripts);
+                return scripts::check_cmd(policy, &ctx, format.out(), &commands, &scripts);
             }
-            check(&policy, &ctx, format, commands)
+            check(policy, &ctx, format, commands)
         }
         Cmd::Lint {
             mut policy,
