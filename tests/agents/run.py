@@ -127,7 +127,7 @@ class Fixture:
     project, and the project (a git repository with a shellgate.toml, x.py and sub/)."""
 
     def __init__(self, policy_check):
-        self.root = tempfile.mkdtemp(prefix="shellgate-agents-")
+        self.root = tempfile.mkdtemp(prefix="sg-agents-")
         self.home = os.path.join(self.root, "home")
         self.proj = os.path.join(self.root, "proj")
         self.sub = os.path.join(self.proj, "sub")
@@ -157,9 +157,9 @@ class Fixture:
                   f"    print('decoy-read-ok:' + open({self.decoy_path!r}).read())\n"
                   "except OSError as e:\n"
                   "    print('decoy-read-failed:', type(e).__name__)\n")
-        # A protected file (it names programs npm runs) in sub/, for runs started there.
-        self.npmrc = os.path.join(self.sub, ".npmrc")
-        write(self.npmrc, "fund=false\n")
+        # A protected file (it can name programs npm runs) in the project and in sub/.
+        for d in (self.proj, self.sub):
+            write(os.path.join(d, ".npmrc"), "fund=false\n")
 
     def close(self):
         subprocess.run(["chmod", "-R", "u+rwX", self.root], capture_output=True)
@@ -185,7 +185,9 @@ def steps_for(agent, fx, cwd):
     up = os.path.relpath(fx.root, cwd)  # the project's parent, from cwd
     # The protected file to edit: .git/config from the top; from sub/, sub/.npmrc (started
     # there, Claude Code and Gemini CLI make sub/ the project, so .git/config is outside it).
-    protected = fx.git_config if cwd == fx.proj else fx.npmrc
+    # Gemini CLI refuses every path under .git itself, so it edits .npmrc.
+    protected = fx.git_config if cwd == fx.proj and agent != "gemini" else \
+        os.path.join(cwd, ".npmrc")
     protected_text = read(protected)
     old = "[core]" if protected == fx.git_config else "fund=false"
     outside_secret = os.path.join(fx.proj, "..", "outside-secret.txt")
@@ -319,8 +321,10 @@ def run_cli(agent, info, fx, cwd, url, extra_args=()):
             "telemetry": {"enabled": False},
             "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
         })
+        # --yolo: Gemini CLI's own approvals are off; --include-directories: its own
+        # workspace check admits the project's parent, so only the hook stands in the way.
         argv = [exe, "-p", "Follow the script.", "--output-format", "json", "--yolo",
-                *extra_args]
+                "--include-directories", fx.root, *extra_args]
     try:
         r = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True,
                            timeout=RUN_TIMEOUT, stdin=subprocess.DEVNULL)
@@ -390,7 +394,7 @@ def scenario(rep, agent, info, run, setup, cwd_of=lambda fx: fx.proj, guarded=Tr
                     if "sandbox-print-ok" not in res or "decoy-read-failed" not in res:
                         rep.fail(f"{agent} {run}: {label}: expected x.py to run in the sandbox "
                                  f"(print ok, decoy read failing): {told}")
-                elif "shellgate" not in res:
+                elif "shellgate: " not in res:
                     rep.fail(f"{agent} {run}: {label}: refused, but not by shellgate: {told}")
             rep.rows.append((agent, info["version"], run, label, outcome, told))
         if guarded and not expect_hook and any(r[4] == "stopped by the agent itself"
