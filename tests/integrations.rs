@@ -428,24 +428,29 @@ fn sandbox_only_commands_are_rewritten_to_run_in_the_sandbox() {
         .output()
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout), tricky);
-    // Gemini CLI cannot take a rewrite: refused, with what to do instead.
+    // Gemini CLI takes its rewrite in `hookSpecificOutput.tool_input` (merged into the call's
+    // parameters), with `decision: "allow"`.
     let (_, v, _) = hook(
         "gemini",
         "developer",
         &json!({"session_id": "s", "cwd": ws, "hook_event_name": "BeforeTool",
-                "tool_name": "run_shell_command", "tool_input": {"command": "python3 x.py"}})
+                "tool_name": "run_shell_command",
+                "tool_input": {"command": "python3 x.py", "description": "d"}})
         .to_string()
         .into_bytes(),
         &["--workspace", &ws.display().to_string()],
     );
     let v = v.unwrap();
-    assert_eq!(v["decision"], "deny");
-    let reason = v["reason"].as_str().unwrap();
-    assert!(reason.contains("ask the user to run it"), "{reason}");
+    assert_eq!(v["decision"], "allow", "{v}");
+    let input = &v["hookSpecificOutput"]["tool_input"];
+    assert_eq!(v["hookSpecificOutput"]["hookEventName"], "BeforeTool");
+    assert_eq!(input["description"], "d", "the other fields are kept");
+    let wrapped = input["command"].as_str().unwrap();
     assert!(
-        reason.contains("policy-check run --policy 'developer'"),
-        "{reason}"
+        wrapped.contains(" sandbox --policy 'developer' --workspace "),
+        "{wrapped}"
     );
+    assert!(wrapped.ends_with("-- bash -c 'python3 x.py'"), "{wrapped}");
 }
 
 #[test]

@@ -261,7 +261,7 @@ def steps_for(agent, fx, cwd):
              c_edit, "blocked"),
         ]
     steps.append(("python3 x.py (sandbox-only)", shell(python), c_python,
-                  "refused" if agent == "gemini" else "sandboxed"))
+                  "sandboxed"))
     return steps
 
 
@@ -346,17 +346,29 @@ class Report:
     def __init__(self):
         self.failures = []
         self.rows = []  # (agent, version, run, step, outcome, told)
+        self.doctor = []  # (agent, run, exit, last line)
 
     def fail(self, msg):
         self.failures.append(msg)
         log("FAIL: " + msg)
 
 
+def doctor(agent, fx, cwd):
+    """`policy-check hook AGENT --doctor` on this set-up, as a user runs it: (exit, output)."""
+    env = dict(os.environ, HOME=fx.home, CODEX_HOME=os.path.join(fx.home, ".codex"))
+    for k in ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR"):
+        env.pop(k, None)
+    r = subprocess.run([PC, "hook", agent, "--doctor"], cwd=cwd, env=env, capture_output=True,
+                       text=True, timeout=60)
+    return r.returncode, (r.stdout + r.stderr).strip()
+
+
 def scenario(rep, agent, info, run, setup, cwd_of=lambda fx: fx.proj, guarded=True,
-             extra_args=(), expect_hook=True):
+             extra_args=(), expect_hook=True, doctor_ok=None):
     """One CLI run: make a fixture, `setup(fx)` installs the hook configuration, run the
     script, check each step. `expect_hook=False`: a set-up documented not to run the hook
-    (its dangerous calls are expected to go through; if they do not, the docs are stale)."""
+    (its dangerous calls are expected to go through; if they do not, the docs are stale).
+    `doctor_ok`: whether `--doctor` must pass (True) or fail (False) on this set-up."""
     fx = Fixture(PC)
     try:
         cwd = cwd_of(fx)
@@ -365,6 +377,13 @@ def scenario(rep, agent, info, run, setup, cwd_of=lambda fx: fx.proj, guarded=Tr
         server, url = mock_api.serve(script)
         try:
             cleanup = setup(fx)
+            if doctor_ok is not None:
+                dcode, dout = doctor(agent, fx, cwd)
+                if (dcode == 0) != doctor_ok:
+                    rep.fail(f"{agent} {run}: `--doctor` exited {dcode}, expected "
+                             f"{'0' if doctor_ok else '1'}: {dout[-800:]}")
+                else:
+                    rep.doctor.append((agent, run, dcode, dout.splitlines()[-1] if dout else ""))
             code, out, err = run_cli(agent, info, fx, cwd, url, extra_args)
             if callable(cleanup):
                 cleanup()
@@ -419,9 +438,9 @@ def run_claude(rep, info):
     scenario(rep, "claude-code", info, "control (no hook)", lambda fx: None, guarded=False)
     scenario(rep, "claude-code", info, "project settings, started at the top", project)
     scenario(rep, "claude-code", info, "project settings, started in sub/ (documented: no hook)",
-             project, cwd_of=lambda fx: fx.sub, expect_hook=False)
+             project, cwd_of=lambda fx: fx.sub, expect_hook=False, doctor_ok=False)
     scenario(rep, "claude-code", info, "user settings + absolute policy, started in sub/", user,
-             cwd_of=lambda fx: fx.sub)
+             cwd_of=lambda fx: fx.sub, doctor_ok=True)
 
 
 def run_gemini(rep, info):
@@ -434,9 +453,10 @@ def run_gemini(rep, info):
         merge_json(os.path.join(fx.home, ".gemini", "settings.json"), cfg)
 
     scenario(rep, "gemini", info, "control (no hook)", lambda fx: None, guarded=False)
-    scenario(rep, "gemini", info, "project settings, started at the top", project)
+    scenario(rep, "gemini", info, "project settings, started at the top", project,
+             doctor_ok=True)
     scenario(rep, "gemini", info, "user settings + absolute policy, started in sub/", user,
-             cwd_of=lambda fx: fx.sub)
+             cwd_of=lambda fx: fx.sub, doctor_ok=True)
 
 
 def run_codex(rep, info):
@@ -461,9 +481,9 @@ def run_codex(rep, info):
 
     scenario(rep, "codex", info, "control (no hook)", lambda fx: None, guarded=False)
     scenario(rep, "codex", info, "~/.codex/hooks.json, not trusted (documented: no hook)",
-             user_hooks, expect_hook=False)
+             user_hooks, expect_hook=False, doctor_ok=False)
     try:
-        scenario(rep, "codex", info, "managed /etc/codex/hooks.json", managed)
+        scenario(rep, "codex", info, "managed /etc/codex/hooks.json", managed, doctor_ok=True)
         scenario(rep, "codex", info, "managed /etc/codex/hooks.json, started in sub/", managed,
                  cwd_of=lambda fx: fx.sub)
     except SkipRun as e:
@@ -521,6 +541,9 @@ def main():
     if rep.failures:
         log(f"\n{len(rep.failures)} check(s) failed")
         return 1
+    log("")
+    for agent, run, dcode, last in rep.doctor:
+        log(f"doctor: {agent}: {run}: exit {dcode}: {last[:200]}")
     log("\nagents: every check held")
     return 0
 
