@@ -300,15 +300,6 @@ def run_cli(agent, info, fx, cwd, url, extra_args=()):
                 "--dangerously-skip-permissions", *extra_args]
     elif agent == "codex":
         env.update(CODEX_HOME=os.path.join(fx.home, ".codex"), SHELLGATE_MOCK_KEY="mock")
-        os.makedirs(env["CODEX_HOME"], exist_ok=True)
-        config = os.path.join(env["CODEX_HOME"], "config.toml")
-        if not os.path.exists(config):
-            # gpt-5.5: a model Codex knows, so that it offers its apply_patch tool.
-            write(config, f'model = "gpt-5.5"\nmodel_provider = "mock"\n\n'
-                          f'[model_providers.mock]\nname = "mock"\nbase_url = "{url}/v1"\n'
-                          f'wire_api = "responses"\nenv_key = "SHELLGATE_MOCK_KEY"\n'
-                          f'request_max_retries = 0\nstream_max_retries = 0\n\n'
-                          f'[analytics]\nenabled = false\n')
         argv = [exe, "exec", "--dangerously-bypass-approvals-and-sandbox",
                 "--skip-git-repo-check", *extra_args, "Follow the script."]
     else:
@@ -331,6 +322,19 @@ def run_cli(agent, info, fx, cwd, url, extra_args=()):
         return r.returncode, r.stdout, r.stderr
     except subprocess.TimeoutExpired as e:
         return "timeout", str(e.stdout or ""), str(e.stderr or "")
+
+
+def codex_config(fx, url):
+    """~/.codex/config.toml: the mock as the model provider. gpt-5.5: a model Codex knows, so
+    that it offers its apply_patch tool."""
+    home = os.path.join(fx.home, ".codex")
+    os.makedirs(home, exist_ok=True)
+    write(os.path.join(home, "config.toml"),
+          f'model = "gpt-5.5"\nmodel_provider = "mock"\n\n'
+          f'[model_providers.mock]\nname = "mock"\nbase_url = "{url}/v1"\n'
+          f'wire_api = "responses"\nenv_key = "SHELLGATE_MOCK_KEY"\n'
+          f'request_max_retries = 0\nstream_max_retries = 0\n\n'
+          f'[analytics]\nenabled = false\n')
 
 
 def merge_json(path, extra):
@@ -376,6 +380,8 @@ def scenario(rep, agent, info, run, setup, cwd_of=lambda fx: fx.proj, guarded=Tr
         script = mock_api.Script([s[1] for s in steps])
         server, url = mock_api.serve(script)
         try:
+            if agent == "codex":
+                codex_config(fx, url)
             cleanup = setup(fx)
             if doctor_ok is not None:
                 dcode, dout = doctor(agent, fx, cwd)
@@ -464,6 +470,24 @@ def run_codex(rep, info):
         cfg = hook_config(PC, "codex", fx.policy, fx.proj)
         merge_json(os.path.join(fx.home, ".codex", "hooks.json"), cfg)
 
+    def trust(fx, edit_after=False):
+        # What trusting it in Codex's hooks view records: [hooks.state."<file>:<event>:<group>:
+        # <handler>"] trusted_hash = the hook's hash (codex_trusted_hash). With `edit_after`,
+        # the hook is edited after it was trusted (its timeout changed).
+        user_hooks(fx)
+        path = os.path.join(fx.home, ".codex", "hooks.json")
+        cfg = json.loads(read(path))
+        group = cfg["hooks"]["PreToolUse"][0]
+        handler = group["hooks"][0]
+        digest = codex_trusted_hash("pre_tool_use", group["matcher"], handler["command"],
+                                    handler.get("timeout", 600))
+        with open(os.path.join(fx.home, ".codex", "config.toml"), "a") as f:
+            f.write(f'\n[hooks.state.{json.dumps(path + ":pre_tool_use:0:0")}]\n'
+                    f'trusted_hash = "{digest}"\n')
+        if edit_after:
+            handler["timeout"] = handler.get("timeout", 600) + 1
+            write(path, json.dumps(cfg))
+
     def managed(fx):
         # /etc/codex/hooks.json, which Codex runs without asking for trust: written into an
         # overlay of /etc that exists only in this mount namespace, and removed afterwards.
@@ -488,8 +512,24 @@ def run_codex(rep, info):
                  cwd_of=lambda fx: fx.sub)
     except SkipRun as e:
         log(f"skipped: codex managed configuration: {e}")
+    scenario(rep, "codex", info, "~/.codex/hooks.json, trusted (hash in [hooks.state])",
+             trust, doctor_ok=True)
+    scenario(rep, "codex", info, "~/.codex/hooks.json, edited after it was trusted "
+             "(documented: no hook)", lambda fx: trust(fx, edit_after=True), expect_hook=False,
+             doctor_ok=False)
     scenario(rep, "codex", info, "~/.codex/hooks.json + --dangerously-bypass-hook-trust",
              user_hooks, extra_args=("--dangerously-bypass-hook-trust",))
+
+
+def codex_trusted_hash(event, matcher, command, timeout):
+    """The hash Codex records when a user trusts a hook (codex-rs/hooks engine/discovery.rs,
+    `command_hook_hash`): SHA-256 of the normalized hook as JSON with sorted keys."""
+    import hashlib
+    identity = {"event_name": event, "matcher": matcher,
+                "hooks": [{"type": "command", "command": command, "timeout": max(timeout, 1),
+                           "async": False}]}
+    text = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 
 class SkipRun(Exception):
