@@ -1202,6 +1202,20 @@ fn hook_doctor_finds_set_ups_that_guard_nothing() {
         !out.contains("no --workspace"),
         "print-config pins it: {out}"
     );
+    // The doctor prints the lines that trust it: Codex's key and the hook's hash (the same
+    // hash Codex computes; tests/agents/run.py shows Codex running a hook trusted this way).
+    let lines: Vec<&str> = out.lines().map(str::trim).collect();
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("[hooks.state."))
+        .unwrap_or_else(|| panic!("the trust lines: {out}"));
+    let trust = format!("{}\n{}\n", lines[at], lines[at + 1]);
+    assert!(
+        trust.contains(&format!("{}:pre_tool_use:0:0", hooks_json.display())),
+        "{trust}"
+    );
+    assert!(trust.contains("trusted_hash = \"sha256:"), "{trust}");
+    // A recorded hash that is not this hook's (trusted, then edited): Codex skips it.
     std::fs::write(
         codex_home.join("config.toml"),
         format!(
@@ -1211,5 +1225,17 @@ fn hook_doctor_finds_set_ups_that_guard_nothing() {
     )
     .unwrap();
     let (c, out) = doctor("codex", &env);
+    assert_eq!(c, 1, "{out}");
+    assert!(out.contains("trusted before it was last edited"), "{out}");
+    std::fs::write(codex_home.join("config.toml"), &trust).unwrap();
+    let (c, out) = doctor("codex", &env);
     assert_eq!(c, 0, "{out}");
+    assert!(out.contains("Codex's recorded hash matches it"), "{out}");
+    // Any edit of the hook (here its timeout) changes the hash.
+    let edited = stdout(&config).replace("\"timeout\": 30", "\"timeout\": 31");
+    assert_ne!(edited, stdout(&config));
+    std::fs::write(&hooks_json, edited).unwrap();
+    let (c, out) = doctor("codex", &env);
+    assert_eq!(c, 1, "{out}");
+    assert!(out.contains("trusted before it was last edited"), "{out}");
 }
