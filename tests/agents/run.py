@@ -37,6 +37,8 @@ AGENTS = {
     "codex": ("@openai/codex", "codex"),
     "gemini": ("@google/gemini-cli", "gemini"),
 }
+# The versions docs/integrations.md reports on; `--latest` tries the newest releases instead.
+TESTED = {"claude-code": "2.1.332", "codex": "0.171.0", "gemini": "0.61.0"}
 RUN_TIMEOUT = 120  # seconds per CLI run
 # Each CLI's switches for telemetry, error reports, update checks and other background traffic.
 # (The network namespace makes them moot for safety; they keep the runs quick and quiet.)
@@ -60,14 +62,21 @@ def log(msg):
 
 # -- installing the CLIs (outside the namespace) ----------------------------------------------
 
-def install(cache, names):
+def install(cache, names, latest):
     """{agent: path of its CLI}; agents that cannot be had are reported and left out."""
     found = {}
     for name in names:
         package, binary = AGENTS[name]
+        spec = package if latest else f"{package}@{TESTED[name]}"
+        if not latest and os.path.exists(os.path.join(cache, f"{name}-{TESTED[name]}",
+                                                      "node_modules", ".bin", binary)):
+            found[name] = {"exe": os.path.join(cache, f"{name}-{TESTED[name]}", "node_modules",
+                                               ".bin", binary), "version": TESTED[name]}
+            continue
         version = None
         try:
-            r = subprocess.run(["npm", "view", package, "version"], capture_output=True,
+            r = subprocess.run(["npm", "view", "--fetch-retries=0", "--fetch-timeout=20000",
+                                spec, "version"], capture_output=True,
                                text=True, timeout=60)
             if r.returncode == 0 and r.stdout.strip():
                 version = r.stdout.strip().splitlines()[-1]
@@ -79,7 +88,7 @@ def install(cache, names):
                                                             binary))) \
                 if os.path.isdir(cache) else []
             if not cached:
-                log(f"skipped: {name}: the npm registry is unreachable (`npm view {package} "
+                log(f"skipped: {name}: the npm registry is unreachable (`npm view {spec} "
                     f"version` failed) and no version is cached in {cache}")
                 continue
             version = cached[-1][len(name) + 1:]
@@ -544,6 +553,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--policy-check", default=os.path.join("target", "debug", "policy-check"))
     ap.add_argument("--agents", default=",".join(AGENTS))
+    ap.add_argument("--latest", action="store_true",
+                    help="the newest release of each CLI, not the versions the docs report")
     ap.add_argument("--cache", default=os.environ.get("SHELLGATE_AGENT_CACHE") or
                     os.path.join(os.path.expanduser("~"), ".cache", "shellgate-agents"))
     ap.add_argument("--installed", help=argparse.SUPPRESS)  # set by the re-run in the namespace
@@ -562,7 +573,7 @@ def main():
             log("skipped: npm is not installed, so the agents cannot be installed")
             return 0
         os.makedirs(args.cache, exist_ok=True)
-        found = install(args.cache, names)
+        found = install(args.cache, names, args.latest)
         if not found:
             return 0
         sys.argv += ["--installed", json.dumps(found)]
