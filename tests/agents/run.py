@@ -271,6 +271,17 @@ def steps_for(agent, fx, cwd):
         ]
     steps.append(("python3 x.py (sandbox-only)", shell(python), c_python,
                   "sandboxed"))
+    if cwd == fx.proj:
+        # What carries over between calls (measured, not asserted): a `cd` inside a command
+        # that runs in the sandbox, then a plain `cd`, each followed by `pwd`.
+        def c_pwd(fx, res):
+            where = "sub/" if fx.sub in res else ("the project" if fx.proj in res else "?")
+            return True, f"next call's pwd: {where}"
+        steps += [("cd sub && python3 x.py (sandbox-only)", shell("cd sub && python3 x.py"),
+                   c_python, "sandboxed"),
+                  ("pwd after it", shell("pwd"), c_pwd, "info"),
+                  ("cd sub (plain)", shell("cd sub"), lambda fx, res: (True, "cd"), "runs"),
+                  ("pwd after that", shell("pwd"), c_pwd, "info")]
     return steps
 
 
@@ -414,8 +425,10 @@ def scenario(rep, agent, info, run, setup, cwd_of=lambda fx: fx.proj, guarded=Tr
             res = script.results.get(i, "")
             through, detail = check(fx, res)
             told = " ".join(res.split())[:160]
-            if not guarded or not expect_hook:
-                outcome = "went through" if through else f"stopped by the agent itself"
+            if want == "info":
+                outcome = detail
+            elif not guarded or not expect_hook:
+                outcome = "went through" if through else "stopped by the agent itself"
             elif want == "runs":
                 outcome = "ran" if through else "NOT RUN"
                 if not through:
