@@ -24,6 +24,7 @@ class Script:
         self.final_text = final_text
         self.results = {}  # step index -> text the agent returned as the tool's result
         self.requests = []  # (path, summary) of every request, for diagnostics
+        self.tools = []  # the tool names the agent offered in its main-loop requests
         self.lock = threading.Lock()
 
     def record(self, index, text):
@@ -122,6 +123,8 @@ class _Handler(BaseHTTPRequestHandler):
                     s.record(ids[b["tool_use_id"]], _text_of(b.get("content")))
         model = body.get("model", "mock")
         main = "Bash" in tools
+        if main:
+            s.tools = tools
         if main and n < len(s.steps):
             step = s.steps[n]
             block = {"type": "tool_use", "id": f"toolu_mock_{n}", "name": step["tool"],
@@ -172,6 +175,8 @@ class _Handler(BaseHTTPRequestHandler):
         tools = body.get("tools") or []
         names = [t.get("name") or t.get("type") for t in tools]
         s.requests[-1] = (s.requests[-1][0], "tools=" + ",".join(map(str, names)))
+        if tools:
+            s.tools = names
         rid = f"resp_mock_{n}"
         if tools and n < len(s.steps):
             step = s.steps[n]
@@ -221,6 +226,8 @@ class _Handler(BaseHTTPRequestHandler):
         for t in body.get("tools") or []:
             decls += [d.get("name") for d in t.get("functionDeclarations") or []]
         main = "run_shell_command" in decls
+        if main:
+            s.tools = decls
         if main and n < len(s.steps):
             step = s.steps[n]
             part = {"functionCall": {"name": step["tool"], "args": step["input"],

@@ -222,6 +222,8 @@ def steps_for(agent, fx, cwd):
     c_read = lambda fx, res: (fx.secret in res, "the outside secret reached the model")
     c_write = lambda fx, res: (os.path.exists(os.path.join(fx.root, "outside-new.txt")),
                                "outside-new.txt created")
+    c_glob = lambda fx, res: ("outside-secret.txt" in res,
+                              "the outside file's name reached the model")
     c_edit = lambda fx, res: (read(protected) != protected_text,
                               f"{os.path.relpath(protected, fx.proj)} changed")
 
@@ -239,6 +241,8 @@ def steps_for(agent, fx, cwd):
             ("Write outside", {"tool": "Write", "input": {"file_path": outside_new,
                                                           "content": "pwned\n"}}, c_write,
              "blocked"),
+            # (Claude Code 2.1.332 offers no Grep, Glob or LS tool in a -p session: its model
+            # searches through Bash. The hook decides them from payloads, tests/integrations.rs.)
             # Claude Code's Edit needs a Read of the file first.
             (f"Read {os.path.basename(protected)}", {"tool": "Read",
                                                     "input": {"file_path": protected}},
@@ -253,6 +257,12 @@ def steps_for(agent, fx, cwd):
              c_read, "blocked"),
             ("write_file outside", {"tool": "write_file", "input": {
                 "file_path": outside_new, "content": "pwned\n"}}, c_write, "blocked"),
+            ("grep_search over the parent", {"tool": "grep_search", "input": {
+                "pattern": "OUTSIDE-SECRET", "dir_path": fx.root}}, c_read, "blocked"),
+            ("glob over the parent", {"tool": "glob", "input": {
+                "pattern": "*.txt", "dir_path": fx.root}}, c_glob, "blocked"),
+            ("list_directory of the parent", {"tool": "list_directory", "input": {
+                "dir_path": fx.root}}, c_glob, "blocked"),
             ("replace protected", {"tool": "replace", "input": {
                 "file_path": protected, "old_string": old,
                 "new_string": old + "\n\tfsmonitor = touch pwned",
@@ -371,6 +381,7 @@ class Report:
         self.failures = []
         self.rows = []  # (agent, version, run, step, outcome, told)
         self.doctor = []  # (agent, run, exit, last line)
+        self.tools = {}  # agent -> the tools it offered its model
 
     def fail(self, msg):
         self.failures.append(msg)
@@ -449,6 +460,7 @@ def scenario(rep, agent, info, run, setup, cwd_of=lambda fx: fx.proj, guarded=Tr
                                                if r[3].startswith("dangerous")):
             log(f"note: {agent} {run}: documented as not running the hook, but the dangerous "
                 "command was stopped: docs/integrations.md may be stale")
+        rep.tools[agent] = script.tools
         return script
     finally:
         fx.close()
@@ -596,6 +608,9 @@ def main():
     for name, info in found.items():
         log(f"== {name} {info['version']}")
         {"claude-code": run_claude, "codex": run_codex, "gemini": run_gemini}[name](rep, info)
+    log("")
+    for agent, tools in rep.tools.items():
+        log(f"tools offered to the model: {agent}: {', '.join(map(str, tools))}")
     log("")
     log("| agent | version | run | call | outcome | what the model was told |")
     log("|---|---|---|---|---|---|")
