@@ -428,24 +428,29 @@ fn sandbox_only_commands_are_rewritten_to_run_in_the_sandbox() {
         .output()
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout), tricky);
-    // Gemini CLI cannot take a rewrite: refused, with what to do instead.
+    // Gemini CLI takes its rewrite in `hookSpecificOutput.tool_input` (merged into the call's
+    // parameters), with `decision: "allow"`.
     let (_, v, _) = hook(
         "gemini",
         "developer",
         &json!({"session_id": "s", "cwd": ws, "hook_event_name": "BeforeTool",
-                "tool_name": "run_shell_command", "tool_input": {"command": "python3 x.py"}})
+                "tool_name": "run_shell_command",
+                "tool_input": {"command": "python3 x.py", "description": "d"}})
         .to_string()
         .into_bytes(),
         &["--workspace", &ws.display().to_string()],
     );
     let v = v.unwrap();
-    assert_eq!(v["decision"], "deny");
-    let reason = v["reason"].as_str().unwrap();
-    assert!(reason.contains("ask the user to run it"), "{reason}");
+    assert_eq!(v["decision"], "allow", "{v}");
+    let input = &v["hookSpecificOutput"]["tool_input"];
+    assert_eq!(v["hookSpecificOutput"]["hookEventName"], "BeforeTool");
+    assert_eq!(input["description"], "d", "the other fields are kept");
+    let wrapped = input["command"].as_str().unwrap();
     assert!(
-        reason.contains("policy-check run --policy 'developer'"),
-        "{reason}"
+        wrapped.contains(" sandbox --policy 'developer' --workspace "),
+        "{wrapped}"
     );
+    assert!(wrapped.ends_with("-- bash -c 'python3 x.py'"), "{wrapped}");
 }
 
 #[test]
@@ -1197,6 +1202,20 @@ fn hook_doctor_finds_set_ups_that_guard_nothing() {
         !out.contains("no --workspace"),
         "print-config pins it: {out}"
     );
+    // The doctor prints the lines that trust it: Codex's key and the hook's hash (the same
+    // hash Codex computes; tests/agents/run.py shows Codex running a hook trusted this way).
+    let lines: Vec<&str> = out.lines().map(str::trim).collect();
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("[hooks.state."))
+        .unwrap_or_else(|| panic!("the trust lines: {out}"));
+    let trust = format!("{}\n{}\n", lines[at], lines[at + 1]);
+    assert!(
+        trust.contains(&format!("{}:pre_tool_use:0:0", hooks_json.display())),
+        "{trust}"
+    );
+    assert!(trust.contains("trusted_hash = \"sha256:"), "{trust}");
+    // A recorded hash that is not this hook's (trusted, then edited): Codex skips it.
     std::fs::write(
         codex_home.join("config.toml"),
         format!(
@@ -1206,5 +1225,17 @@ fn hook_doctor_finds_set_ups_that_guard_nothing() {
     )
     .unwrap();
     let (c, out) = doctor("codex", &env);
+    assert_eq!(c, 1, "{out}");
+    assert!(out.contains("trusted before it was last edited"), "{out}");
+    std::fs::write(codex_home.join("config.toml"), &trust).unwrap();
+    let (c, out) = doctor("codex", &env);
     assert_eq!(c, 0, "{out}");
+    assert!(out.contains("Codex's recorded hash matches it"), "{out}");
+    // Any edit of the hook (here its timeout) changes the hash.
+    let edited = stdout(&config).replace("\"timeout\": 30", "\"timeout\": 31");
+    assert_ne!(edited, stdout(&config));
+    std::fs::write(&hooks_json, edited).unwrap();
+    let (c, out) = doctor("codex", &env);
+    assert_eq!(c, 1, "{out}");
+    assert!(out.contains("trusted before it was last edited"), "{out}");
 }

@@ -28,7 +28,11 @@ struct Entry {
     /// Read from the user's own settings, which apply in every directory.
     user_level: bool,
     matcher: String,
+    /// Whether the group names a matcher at all (part of Codex's trust hash).
+    has_matcher: bool,
     command: String,
+    /// The handler's `timeout` in seconds, if set (part of Codex's trust hash).
+    timeout: Option<u64>,
     /// (group, handler) index, for Codex's trust key.
     index: (usize, usize),
 }
@@ -149,7 +153,9 @@ fn entries(agent: Agent, file: &Path, managed: bool, user_level: bool, v: &Value
                     managed,
                     user_level,
                     matcher: matcher.clone(),
+                    has_matcher: group.get("matcher").and_then(Value::as_str).is_some(),
                     command: command.to_string(),
+                    timeout: handler.get("timeout").and_then(Value::as_u64),
                     index: (g, h),
                 });
             }
@@ -236,32 +242,88 @@ fn option<'a>(words: &'a [String], name: &str) -> Option<&'a str> {
     })
 }
 
-/// Whether Codex's user configuration records a trusted hash for this entry (Codex keys
-/// hook state by `<file>:pre_tool_use:<group>:<handler>` under `[hooks.state]`).
-fn codex_trusted(entry: &Entry) -> bool {
-    let user = std::env::var_os("CODEX_HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| home().join(".codex"));
-    let Some(Ok(config)) = read_settings(&user.join("config.toml")) else {
-        return false;
-    };
-    let suffix = format!(
+/// Codex's trust state for a hook entry.
+#[derive(Debug, PartialEq, Eq)]
+enum CodexTrust {
+    /// `[hooks.state."<key>"] trusted_hash` equals the entry's current hash: Codex runs it.
+    Trusted,
+    /// A trusted hash that no longer matches (the entry was edited): Codex skips it.
+    Modified,
+    /// No trusted hash: Codex skips it.
+    Untrusted,
+    /// `enabled = false`: Codex skips it.
+    Disabled,
+}
+
+/// Codex's key for a hook's state: `<file>:pre_tool_use:<group>:<handler>`.
+fn codex_key(entry: &Entry) -> String {
+    format!(
         "{}:pre_tool_use:{}:{}",
         entry.file.display(),
         entry.index.0,
         entry.index.1
-    );
-    config
+    )
+}
+
+/// The hash Codex records when the user trusts a hook, and compares on every start
+/// (codex-rs/hooks `engine/discovery.rs`, `command_hook_hash`, with codex-config's
+/// `version_for_toml`): SHA-256 of the normalized hook identity as compact JSON with sorted
+/// keys, `sha256:<hex>`. tests/agents/run.py proves it on Codex itself: a hook trusted with
+/// this hash runs.
+fn codex_hash(entry: &Entry) -> String {
+    use sha2::Digest;
+    // serde_json's map is sorted (no `preserve_order`), so this is the canonical form; the
+    // handler is normalized as Codex does it (timeout default 600, at least 1; no async).
+    let mut identity = serde_json::json!({
+        "event_name": "pre_tool_use",
+        "hooks": [{
+            "type": "command",
+            "command": entry.command,
+            "timeout": entry.timeout.unwrap_or(600).max(1),
+            "async": false,
+        }],
+    });
+    if entry.has_matcher {
+        identity["matcher"] = Value::String(entry.matcher.clone());
+    }
+    let digest = sha2::Sha256::digest(identity.to_string().as_bytes());
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256:{hex}")
+}
+
+/// Codex's trust state for `entry`, from `[hooks.state]` in the user's `config.toml`.
+fn codex_trust(entry: &Entry) -> CodexTrust {
+    let Some(Ok(config)) = read_settings(&codex_home().join("config.toml")) else {
+        return CodexTrust::Untrusted;
+    };
+    let key = codex_key(entry);
+    let state = config
         .get("hooks")
         .and_then(|h| h.get("state"))
         .and_then(Value::as_object)
-        .is_some_and(|states| {
-            states.iter().any(|(k, v)| {
-                k.trim().ends_with(&suffix)
-                    && v.get("trusted_hash").and_then(Value::as_str).is_some()
-                    && v.get("enabled").and_then(Value::as_bool) != Some(false)
-            })
-        })
+        .and_then(|states| {
+            states
+                .iter()
+                .find(|(k, _)| k.trim() == key)
+                .map(|(_, v)| v.clone())
+        });
+    let Some(state) = state else {
+        return CodexTrust::Untrusted;
+    };
+    if state.get("enabled").and_then(Value::as_bool) == Some(false) {
+        return CodexTrust::Disabled;
+    }
+    match state.get("trusted_hash").and_then(Value::as_str) {
+        Some(h) if h == codex_hash(entry) => CodexTrust::Trusted,
+        Some(_) => CodexTrust::Modified,
+        None => CodexTrust::Untrusted,
+    }
+}
+
+fn codex_home() -> PathBuf {
+    std::env::var_os("CODEX_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| home().join(".codex"))
 }
 
 /// Runs the doctor for `agent` in `workspace`; prints every finding; returns the exit code.
@@ -373,21 +435,46 @@ pub fn doctor(agent: Agent, workspace: &Path) -> u8 {
                         true,
                         format!("{at}: managed configuration: Codex runs it without trust"),
                     );
-                } else if codex_trusted(e) {
-                    push(
-                        true,
-                        format!("{at}: Codex has a trusted hash for it (re-trust after any edit)"),
-                    );
                 } else {
-                    push(
-                        false,
-                        format!(
-                            "{at}: not trusted: Codex skips untrusted hooks without a word (in \
-                             `codex exec` too), so nothing is guarded. Trust it in Codex's \
-                             hooks view, or install it as managed configuration in \
-                             /etc/codex/hooks.json, which Codex always runs"
-                        ),
+                    let trust = codex_trust(e);
+                    let how = format!(
+                        "Trust it in Codex's hooks view, or add to {}:\n\n  \
+                         [hooks.state.{}]\n  trusted_hash = \"{}\"\n\nor install it as \
+                         managed configuration in /etc/codex/hooks.json, which Codex always \
+                         runs (`codex exec --dangerously-bypass-hook-trust` runs untrusted \
+                         hooks for one run)",
+                        codex_home().join("config.toml").display(),
+                        serde_json::Value::String(codex_key(e)),
+                        codex_hash(e)
                     );
+                    match trust {
+                        CodexTrust::Trusted => push(
+                            true,
+                            format!("{at}: trusted: Codex's recorded hash matches it"),
+                        ),
+                        CodexTrust::Modified => push(
+                            false,
+                            format!(
+                                "{at}: trusted before it was last edited: Codex skips a hook \
+                                 whose hash changed, without a word, so nothing is guarded. \
+                                 {how}"
+                            ),
+                        ),
+                        CodexTrust::Disabled => push(
+                            false,
+                            format!(
+                                "{at}: disabled (`enabled = false` in Codex's [hooks.state]): \
+                                 nothing is guarded. Enable it in Codex's hooks view"
+                            ),
+                        ),
+                        CodexTrust::Untrusted => push(
+                            false,
+                            format!(
+                                "{at}: not trusted: Codex skips untrusted hooks without a word \
+                                 (in `codex exec` too), so nothing is guarded. {how}"
+                            ),
+                        ),
+                    }
                 }
             }
             Agent::ClaudeCode if !e.user_level => {

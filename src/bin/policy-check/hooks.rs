@@ -7,7 +7,7 @@
 //! |---|---|---|---|---|---|
 //! | `claude-code` | `Bash`, `Read`, `Write`, `Edit`, `MultiEdit`, `NotebookEdit`, `NotebookRead`, `Glob`, `Grep`, `LS` | `permissionDecision: "allow"` | `"allow"` + `updatedInput` (run in `policy-check sandbox`) | `"ask"` | `"deny"` + reason |
 //! | `codex` | `Bash`, `apply_patch` | no output (Codex rejects `allow` without `updatedInput`) | `"allow"` + `updatedInput` | deny (Codex does not support `ask` here) | `"deny"` + reason |
-//! | `gemini` | `run_shell_command` and its file tools | `decision: "allow"` | deny, saying what to do instead | deny (BeforeTool has no ask) | `decision: "deny"` + reason |
+//! | `gemini` | `run_shell_command` and its file tools | `decision: "allow"` | `"allow"` + `hookSpecificOutput.tool_input` | deny (a person may not be there to ask) | `decision: "deny"` + reason |
 //!
 //! Other tools get no opinion: no output (`{}` for Gemini CLI, which parses stdout) and exit
 //! 0. It fails closed: input that cannot be read or understood (a file tool without its
@@ -40,13 +40,6 @@ pub enum Agent {
 }
 
 impl Agent {
-    /// Whether the agent runs a hook's `updatedInput` in place of the call's input: Claude
-    /// Code does, and Codex does with `permissionDecision: "allow"` (codex-rs/hooks,
-    /// `engine/output_parser.rs`); Gemini CLI's BeforeTool has no such field.
-    fn can_rewrite(self) -> bool {
-        matches!(self, Agent::ClaudeCode | Agent::Codex)
-    }
-
     fn event(self) -> &'static str {
         match self {
             Agent::ClaudeCode | Agent::Codex => "PreToolUse",
@@ -281,28 +274,43 @@ fn decide(opts: &HookOptions<'_>, input: &[u8]) -> Result<Option<Value>, Block> 
         Call::Files(accesses) => (hook_tools::decide_files(policy, &ctx, accesses), tool),
         Call::Other => return Ok(None),
     };
-    // A command the policy allows only inside the kernel sandbox runs there: where the agent
-    // lets a hook replace the call's input, the answer is "allow" with the command wrapped
-    // in `policy-check sandbox` under the same policy and workspace.
-    let mut sandbox_only = false;
+    // A command the policy allows only inside the kernel sandbox runs there: the answer is
+    // "allow" with the command wrapped in `policy-check sandbox` under the same policy and
+    // workspace.
     if let Call::Shell(command) = &call {
         if decision.verdict != Verdict::Allow {
             let mut jailed = ctx.clone();
             jailed.sandbox = SandboxState::Enforced;
-            sandbox_only = policy.evaluate(&jailed, command).verdict == Verdict::Allow;
-            if sandbox_only && opts.agent.can_rewrite() {
+            let sandbox_only = policy.evaluate(&jailed, command).verdict == Verdict::Allow;
+            // All three agents run a hook's replacement input in place of the call's: Claude
+            // Code (`updatedInput`), Codex with `permissionDecision: "allow"` (codex-rs/hooks,
+            // `engine/output_parser.rs`), and Gemini CLI (`hookSpecificOutput.tool_input`,
+            // merged into the call's parameters and validated again: `BeforeToolHookOutput`
+            // in packages/core). tests/agents/run.py runs each on the real agent.
+            if sandbox_only {
                 let wrapped = sandboxed_command(&spec, &workspace, command)?;
                 let mut input = tool_input.clone();
                 input.insert("command".into(), Value::String(wrapped));
+                let why = format!(
+                    "shellgate: allowed by the policy `{}` inside the kernel sandbox (the \
+                     command runs through `policy-check sandbox`)",
+                    policy.name
+                );
+                if opts.agent == Agent::Gemini {
+                    return Ok(Some(json!({
+                        "decision": "allow",
+                        "reason": why,
+                        "hookSpecificOutput": {
+                            "hookEventName": "BeforeTool",
+                            "tool_input": Value::Object(input),
+                        }
+                    })));
+                }
                 return Ok(Some(json!({
                     "hookSpecificOutput": {
                         "hookEventName": "PreToolUse",
                         "permissionDecision": "allow",
-                        "permissionDecisionReason": format!(
-                            "shellgate: allowed by the policy `{}` inside the kernel sandbox \
-                             (the command runs through `policy-check sandbox`)",
-                            policy.name
-                        ),
+                        "permissionDecisionReason": why,
                         "updatedInput": Value::Object(input),
                     }
                 })));
@@ -317,20 +325,6 @@ fn decide(opts: &HookOptions<'_>, input: &[u8]) -> Result<Option<Value>, Block> 
             format!("shellgate: {}", report::for_approval(command, &decision))
         }
         _ => format!("shellgate: {}", report::for_model(command, &decision)),
-    };
-    // No way to start the sandbox from this agent's hook: say what the model can do.
-    let reason = if sandbox_only && !opts.agent.can_rewrite() {
-        format!(
-            "{reason}\n(This command is allowed only inside shellgate's kernel sandbox, which \
-             this agent's hooks cannot start. Do not retry it as it is: ask the user to run it \
-             (`policy-check run --policy {} --cwd {} {}`), or reach the goal with commands the \
-             policy allows outside the sandbox.)",
-            sh_quote(&spec),
-            sh_quote(&workspace.display().to_string()),
-            sh_quote(command)
-        )
-    } else {
-        reason
     };
     let ask_as_deny = || {
         format!(
