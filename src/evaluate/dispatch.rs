@@ -49,6 +49,9 @@ impl Eval<'_> {
                 return;
             }
             self.args(rule, &words[1..], first.span, span);
+            if name == "git" && rule.verdict != Verdict::Deny {
+                self.git_repository(rule, &words[1..]);
+            }
             return;
         }
         if wrappers::is_wrapper(name) {

@@ -19,6 +19,8 @@ mod cwd;
 mod decision;
 mod dispatch;
 mod env;
+mod git_config;
+mod git_repo;
 mod kinds;
 mod path_rules;
 mod paths;

@@ -388,6 +388,11 @@ pub struct ProgramRule {
     /// `allow_options` and `deny_options` name every option of the program (a glob that
     /// expands to an option-like file name can only be an allowed option, or an error).
     pub options_complete: bool,
+    /// Its behaviour is defined by workspace files (`cargo build`, `npm test`, `pytest`): it
+    /// runs only under the kernel sandbox.
+    pub runs_workspace_code: bool,
+    /// git: repositories besides the workspace's own that it may use.
+    pub repositories: Vec<PathPattern>,
     /// What the evaluator reads of the lists above, worked out once: built when the policy
     /// is loaded, and rebuilt by [`Policy::reindex`] after a caller changes the lists.
     pub(crate) index: super::index::RuleIndex,

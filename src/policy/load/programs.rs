@@ -134,6 +134,20 @@ pub struct RawProgram {
     /// word that expands to a file name starting with `-` (`cat *.md`) can only be one of them.
     #[serde(default)]
     pub options_complete: bool,
+    /// What the program (or subcommand) does is defined by files in the workspace (a build
+    /// script, lifecycle scripts, a test configuration, a Makefile): it runs only under the
+    /// kernel sandbox, and is refused with `sandbox-required` elsewhere.
+    #[serde(default)]
+    pub runs_workspace_code: bool,
+    /// git: repositories besides the workspace's own that git may use (path patterns, as in
+    /// `[paths]`: `"{workspace}/vendor/lib"`); their config must not run programs.
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub repositories: Vec<Spanned<String>>,
+    /// In a policy that includes another: start this program's rule over instead of extending
+    /// the included one (whose denials are then dropped: `lint-replaced-rule` names them).
+    #[serde(default)]
+    pub replace: bool,
 }
 
 /// `"path-read"` or `["pattern", "path-read..."]`.
@@ -402,6 +416,11 @@ impl Loader {
         if let Some(v) = &raw.unknown_subcommand {
             unknown_subcommand = self.verdict(file, v).unwrap_or(Verdict::Deny);
         }
+        let repositories: Vec<PathPattern> = raw
+            .repositories
+            .iter()
+            .filter_map(|r| self.path_pattern(file, &format!("{path}.repositories"), r))
+            .collect();
         if self.diags.len() > start {
             return None;
         }
@@ -439,6 +458,8 @@ impl Loader {
             after_double_dash,
             no_option_allowlist: raw.no_option_allowlist.clone(),
             options_complete: raw.options_complete,
+            runs_workspace_code: raw.runs_workspace_code,
+            repositories,
             // Built once the whole policy is loaded (includes and inherited options merged).
             index: Default::default(),
         })

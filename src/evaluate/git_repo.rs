@@ -1,0 +1,227 @@
+//! The repository git really uses: git's behaviour comes from the config of whichever
+//! repository its discovery finds from the directory it runs in, not from its argv. An
+//! embedded bare repository (a directory with `HEAD`, `objects/` and `refs/`) or a nested one
+//! whose `config` sets `core.fsmonitor` runs that program on `git -C evil status`.
+//!
+//! So every allowed git command's repository is found as git finds it (the directory the
+//! command runs in, `cd` followed, then each `-C`; at each level up, a `.git` directory or a
+//! `gitdir:` file, else the directory itself if it has a repository's shape) and it must be
+//! the workspace's own repository (what discovery finds from a workspace root) or one the
+//! policy names in `[programs.git] repositories`. The one it uses must not set a key that
+//! runs a program ([`super::git_config`]).
+//!
+//! `--git-dir`, `--work-tree`, `--bare`, `-c`, `--config-env` and `GIT_*` assignments are
+//! refused by the shipped policies' option and `[env]` rules; this check covers what remains,
+//! the directory. It reads the filesystem, so it runs only when the context says the
+//! workspace is real (`Context::filesystem`): hooks, `check`, `serve`, `run`.
+
+use std::path::{Path, PathBuf};
+
+use super::{git_config, paths, Eval};
+use crate::codes::ReasonCode;
+use crate::policy::{ProgramRule, Verdict};
+use crate::shell::Word;
+
+/// A repository discovery found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Repo {
+    /// The directory discovery stopped in (a work tree's top, or a bare repository).
+    pub top: PathBuf,
+    /// Its git directory (`top/.git`, where a `gitdir:` file points, or `top` when bare).
+    pub git_dir: PathBuf,
+}
+
+/// Global options of git that take a value (the next word).
+const GLOBAL_WITH_VALUE: &[&str] = &[
+    "-C",
+    "-c",
+    "--config-env",
+    "--exec-path",
+    "--git-dir",
+    "--work-tree",
+    "--namespace",
+    "--super-prefix",
+    "--attr-source",
+    "--list-cmds",
+];
+
+/// Subcommands that do not use a discovered repository's config to run anything.
+const NO_REPOSITORY: &[&str] = &["init", "clone", "version", "help"];
+
+/// Whether `dir` has a git directory's shape, as git's `is_git_directory` tests it: `HEAD`,
+/// and `objects/` and `refs/` (or a `commondir` file naming where they are).
+fn is_git_dir(dir: &Path) -> bool {
+    let head = dir.join("HEAD");
+    if !head.is_file() && !head.is_symlink() {
+        return false;
+    }
+    if dir.join("commondir").is_file() {
+        return true;
+    }
+    dir.join("objects").is_dir() && dir.join("refs").is_dir()
+}
+
+/// The repository git's discovery finds from `start` (walking up to `/`), if any.
+pub(crate) fn discover(start: &Path) -> Option<Repo> {
+    for dir in start.ancestors() {
+        let dot = dir.join(".git");
+        if dot.is_file() {
+            // A `gitdir: PATH` file (a linked worktree, a submodule): relative to its dir.
+            let target = std::fs::read_to_string(&dot)
+                .ok()
+                .and_then(|t| {
+                    t.lines()
+                        .next()
+                        .and_then(|l| l.strip_prefix("gitdir:"))
+                        .map(|p| p.trim().to_string())
+                })
+                .map(|p| paths::normalize(&dir.join(p)))
+                // An unreadable or malformed file: git stops here with an error; what it
+                // points at is unknown, so it is named as the `.git` file itself.
+                .unwrap_or(dot);
+            return Some(Repo {
+                top: dir.to_path_buf(),
+                git_dir: target,
+            });
+        }
+        if dot.is_dir() && is_git_dir(&dot) {
+            return Some(Repo {
+                top: dir.to_path_buf(),
+                git_dir: dot,
+            });
+        }
+        if is_git_dir(dir) {
+            return Some(Repo {
+                top: dir.to_path_buf(),
+                git_dir: dir.to_path_buf(),
+            });
+        }
+    }
+    None
+}
+
+/// The config files git reads of a repository: its `config`, the common directory's for a
+/// linked worktree, and `config.worktree`.
+fn config_files(git_dir: &Path) -> Vec<PathBuf> {
+    let mut files = vec![git_dir.join("config"), git_dir.join("config.worktree")];
+    if let Ok(common) = std::fs::read_to_string(git_dir.join("commondir")) {
+        let common = paths::normalize(&git_dir.join(common.trim()));
+        files.push(common.join("config"));
+    }
+    files
+}
+
+impl Eval<'_> {
+    /// The repository check for a git command (`words` are its arguments) under `rule`.
+    pub(super) fn git_repository(&mut self, rule: &ProgramRule, words: &[Word]) {
+        if !self.ctx.filesystem {
+            return;
+        }
+        // Each `-C` moves where git starts, relative to the previous one.
+        let mut starts: Vec<PathBuf> = self.cwds.clone();
+        let mut i = 0;
+        let mut sub = None;
+        while i < words.len() {
+            let Some(v) = words[i].static_value() else {
+                return; // refused by the option checks: nothing more to say
+            };
+            if !v.starts_with('-') {
+                sub = Some(v);
+                break;
+            }
+            if v == "-C" {
+                let Some(dir) = words.get(i + 1) else { return };
+                let mut next = Vec::new();
+                for s in &starts {
+                    match paths::resolve(dir, self.ctx, s) {
+                        paths::Resolved::Exact(p) => next.push(p),
+                        _ => return, // the path check refuses it
+                    }
+                }
+                starts = next;
+                i += 2;
+                continue;
+            }
+            i += if GLOBAL_WITH_VALUE.contains(&v.as_str()) {
+                2
+            } else {
+                1
+            };
+        }
+        let Some(sub) = sub else { return };
+        if NO_REPOSITORY.contains(&sub.as_str()) {
+            return;
+        }
+        let span = words.first().map_or(words[0].span, |w| w.span);
+        let own: Vec<Repo> = self
+            .ctx
+            .workspace
+            .iter()
+            .filter_map(|root| discover(root))
+            .collect();
+        for start in starts {
+            let Some(repo) = discover(&start) else {
+                continue; // not a repository: git refuses to work
+            };
+            let named = rule
+                .repositories
+                .iter()
+                .any(|p| paths::matches(p, &repo.top, self.ctx));
+            if !own.contains(&repo) && !named {
+                self.reason(
+                    ReasonCode::GitRepositoryUntrusted,
+                    Verdict::Deny,
+                    Some(&rule.rule),
+                    format!(
+                        "git would use the repository in `{}` (found from `{}`), which is not \
+                         the workspace's own repository: its config and hooks can run programs. \
+                         Name it in `[programs.git] repositories` to trust it",
+                        repo.top.display(),
+                        start.display()
+                    ),
+                    span,
+                );
+                continue;
+            }
+            if own.contains(&repo) && !named {
+                // The workspace's own repository: its config is the user's (the policy keeps
+                // the agent from writing `.git/`), so it is trusted as it is.
+                continue;
+            }
+            for file in config_files(&repo.git_dir) {
+                match git_config::scan(&file, &self.ctx.home) {
+                    Ok(keys) => {
+                        for k in keys {
+                            self.reason(
+                                ReasonCode::GitConfigRunsProgram,
+                                Verdict::Deny,
+                                Some(&rule.rule),
+                                format!(
+                                    "the repository in `{}` sets `{}` in `{}`, which makes git \
+                                     run a program",
+                                    repo.top.display(),
+                                    k.key,
+                                    k.file.display()
+                                ),
+                                span,
+                            );
+                        }
+                    }
+                    Err(e) => self.reason(
+                        ReasonCode::GitConfigRunsProgram,
+                        Verdict::Deny,
+                        Some(&rule.rule),
+                        format!(
+                            "the config `{}` of the repository in `{}` cannot be read as git \
+                             reads it ({}), so what it runs cannot be known",
+                            e.file.display(),
+                            repo.top.display(),
+                            e.why
+                        ),
+                        span,
+                    ),
+                }
+            }
+        }
+    }
+}
