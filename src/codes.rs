@@ -140,6 +140,7 @@ code_enum! {
         GitConfigRunsProgram = "git-config-runs-program": "the config of the repository git would use (or a file it includes) sets a key that runs a program (`core.fsmonitor`, `diff.*.textconv`, `filter.*`, ...), or cannot be read",
         DeviceOperand = "device-operand": "a device node or `/dev` entry given to a program that removes, renames, changes or replaces it (`rm /dev/null`); only redirections may open them",
         SymlinkOutside = "symlink-outside": "a symlink created in the workspace whose target lies outside the write roots (`ln -s /root/.ssh x`, a patch with `new file mode 120000`)",
+        PatchUnchecked = "patch-unchecked": "a patch `git apply` reads from a pipe or the terminal, whose paths and symlinks cannot be checked",
     }
 }
 

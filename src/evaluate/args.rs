@@ -717,7 +717,11 @@ impl Eval<'_> {
         }
         if let (ArgKind::PathRead | ArgKind::PathWrite, Value::Word(w)) = (kind, &value) {
             // The word itself is the path (no need of its text here).
-            return self.path(w, kind == ArgKind::PathWrite);
+            let resolved = self.path(w, kind == ArgKind::PathWrite);
+            if kind == ArgKind::PathWrite {
+                self.device_operand(rule, resolved.as_deref(), w.span);
+            }
+            return resolved;
         }
         let (text, span, word) = match value {
             Value::Word(w) => (w.static_value(), w.span, Some(w)),
@@ -727,7 +731,7 @@ impl Eval<'_> {
             ArgKind::Text | ArgKind::Pattern => None,
             ArgKind::PathRead | ArgKind::PathWrite => {
                 let write = kind == ArgKind::PathWrite;
-                match word {
+                let resolved = match word {
                     Some(w) => self.path(w, write),
                     None => {
                         let w = Word {
@@ -736,7 +740,11 @@ impl Eval<'_> {
                         };
                         self.path(&w, write)
                     }
+                };
+                if write {
+                    self.device_operand(rule, resolved.as_deref(), span);
                 }
+                resolved
             }
             ArgKind::Variable => {
                 match text {

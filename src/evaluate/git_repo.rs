@@ -111,6 +111,23 @@ fn config_files(git_dir: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// The index in `words` (git's arguments) of its subcommand, after the global options.
+pub(super) fn subcommand(words: &[Word]) -> Option<usize> {
+    let mut i = 0;
+    while i < words.len() {
+        let v = words[i].static_value()?;
+        if !v.starts_with('-') {
+            return Some(i);
+        }
+        i += if GLOBAL_WITH_VALUE.contains(&v.as_str()) {
+            2
+        } else {
+            1
+        };
+    }
+    None
+}
+
 impl Eval<'_> {
     /// The repository check for a git command (`words` are its arguments) under `rule`.
     pub(super) fn git_repository(&mut self, rule: &ProgramRule, words: &[Word]) {

@@ -22,6 +22,7 @@ mod env;
 mod git_config;
 mod git_repo;
 mod kinds;
+mod patches;
 mod path_rules;
 mod paths;
 mod redirects;
@@ -116,6 +117,8 @@ struct Eval<'a> {
     input_len: usize,
     /// Loop variables whose values are known (innermost last).
     bindings: Vec<bindings::Binding>,
+    /// The standard input of the simple command being checked (a patch `git apply` reads).
+    stdin: patches::Stdin,
 }
 
 impl<'a> Eval<'a> {
@@ -131,6 +134,7 @@ impl<'a> Eval<'a> {
             nesting: 0,
             input_len: command.len(),
             bindings: Vec::new(),
+            stdin: patches::Stdin::Unknown,
         }
     }
 

@@ -391,6 +391,8 @@ pub struct ProgramRule {
     /// Its behaviour is defined by workspace files (`cargo build`, `npm test`, `pytest`): it
     /// runs only under the kernel sandbox.
     pub runs_workspace_code: bool,
+    /// It only writes into its `path-write` paths (`tee`): a device may be one.
+    pub opens_for_writing: bool,
     /// git: repositories besides the workspace's own that it may use.
     pub repositories: Vec<PathPattern>,
     /// What the evaluator reads of the lists above, worked out once: built when the policy

@@ -144,6 +144,12 @@ pub struct RawProgram {
     #[serde(default)]
     #[schemars(with = "Vec<String>")]
     pub repositories: Vec<Spanned<String>>,
+    /// The program only opens its `path-write` operands and option values and writes into
+    /// them, as a redirection does (`tee`): a device such as `/dev/null` may be one. Without
+    /// it, a device node or `/dev` entry there is refused (`rm /dev/null`, `chmod 000
+    /// /dev/null`, `mv x /dev/null`): `device-operand`.
+    #[serde(default)]
+    pub opens_for_writing: bool,
     /// In a policy that includes another: start this program's rule over instead of extending
     /// the included one (whose denials are then dropped: `lint-replaced-rule` names them).
     #[serde(default)]
@@ -459,6 +465,7 @@ impl Loader {
             no_option_allowlist: raw.no_option_allowlist.clone(),
             options_complete: raw.options_complete,
             runs_workspace_code: raw.runs_workspace_code,
+            opens_for_writing: raw.opens_for_writing,
             repositories,
             // Built once the whole policy is loaded (includes and inherited options merged).
             index: Default::default(),
