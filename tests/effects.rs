@@ -244,3 +244,77 @@ fn links_made_by_cp_are_writes_of_their_sources() {
     }
     allowed(&p, &ctx, "cp -s a.txt b.txt");
 }
+
+/// "Runs workspace code" is one property (issue 22, item 5): every rule marked
+/// `runs_workspace_code` needs the sandbox; metadata subcommands do not; the files that define
+/// what runs are protected.
+#[test]
+fn workspace_code_runs_only_under_the_sandbox() {
+    use shellgate::evaluate::SandboxState;
+    let p = developer();
+    let mut ctx = Context::example();
+    let code = [
+        "cargo build",
+        "cargo check",
+        "cargo test --workspace",
+        "cargo bench",
+        "cargo clippy --all-targets -- -D warnings",
+        "cargo run -- --help",
+        "cargo doc --no-deps",
+        "npm install",
+        "npm i lodash",
+        "npm ci",
+        "npm test",
+        "npm t",
+        "npm start",
+        "npm run build",
+        "npm run-script lint",
+        "pytest -q",
+        "python3 -m pytest -q tests",
+        "python -m pytest",
+        "timeout 60 cargo test",
+        "bash -c 'npm test'",
+    ];
+    for (state, reason) in [
+        (SandboxState::Off, "sandbox-required"),
+        (SandboxState::Unavailable, "sandbox-unavailable"),
+    ] {
+        ctx.sandbox = state;
+        for cmd in code {
+            refused_with(&p, &ctx, cmd, reason, Verdict::Deny);
+        }
+    }
+    ctx.sandbox = SandboxState::Enforced;
+    for cmd in code {
+        allowed(&p, &ctx, cmd);
+    }
+    ctx.sandbox = SandboxState::Off;
+    for cmd in [
+        "cargo metadata --format-version 1",
+        "cargo tree -d",
+        "cargo fmt --all -- --check",
+        "cargo clean",
+        "npm ls --depth=0",
+        "npm outdated",
+        "git log --oneline",
+    ] {
+        allowed(&p, &ctx, cmd);
+    }
+    for cmd in [
+        "echo x > build.rs",
+        "echo x > crates/a/build.rs",
+        "sed -i s/a/b/ Cargo.toml",
+        "echo x > .cargo/config.toml",
+        "echo x > .cargo/anything",
+        "echo '{}' > package.json",
+        "echo x > Makefile",
+        "echo x > tests/conftest.py",
+        "echo x > pytest.ini",
+        "echo x > pyproject.toml",
+        "echo x > setup.py",
+        "echo x > tox.ini",
+        "echo x > rust-toolchain.toml",
+    ] {
+        refused_with(&p, &ctx, cmd, "path-write-protected", Verdict::Deny);
+    }
+}

@@ -92,6 +92,9 @@ impl Eval<'_> {
                 return;
             }
         }
+        if rule.runs_workspace_code {
+            self.workspace_code(rule, name_span);
+        }
         // find's -exec family runs a payload: unwrap it if the policy allows, else refuse.
         let unwrapped;
         let args: &[Word] = if rule.name == "find"

@@ -393,6 +393,9 @@ pub struct ProgramRule {
     pub runs_workspace_code: bool,
     /// It only writes into its `path-write` paths (`tee`): a device may be one.
     pub opens_for_writing: bool,
+    /// What this rule, written with `replace = true`, drops of the included rule it replaces
+    /// (its denials that this one neither refuses nor checks): `lint-replaced-rule`.
+    pub replaced: Vec<String>,
     /// git: repositories besides the workspace's own that it may use.
     pub repositories: Vec<PathPattern>,
     /// What the evaluator reads of the lists above, worked out once: built when the policy

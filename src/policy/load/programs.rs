@@ -179,7 +179,8 @@ pub struct RawArgRule {
 }
 
 impl Loader {
-    /// `[programs]`: each rule compiled and added (replacing an included rule of that name).
+    /// `[programs]`: each rule compiled and added (extending an included rule of that name,
+    /// or with `replace = true` replacing it).
     pub(super) fn apply_programs(&mut self, file: &File, programs: BTreeMap<String, RawProgram>) {
         for (key, prog) in programs {
             let name_span = file.key(&["programs", &key]);
@@ -204,6 +205,26 @@ impl Loader {
             }
             let path = vec!["programs".to_string(), key.clone()];
             if let Some(rule) = self.program(file, &path, &key, &prog) {
+                // Written again over an included rule: extended, unless `replace = true`.
+                let rule = match self.policy.programs.remove(&key) {
+                    Some(old) if prog.replace => super::merge::replaced(old, rule),
+                    Some(old) => {
+                        if let Some(n) = super::merge::operands_conflict(&old, &rule, &prog) {
+                            self.diag(
+                                DiagnosticCode::PolicyContradiction,
+                                format!(
+                                    "`{n}` is defined by an included policy, and a rule written \
+                                     again extends it (its denials kept): it cannot change the \
+                                     operand kinds, which are checks; write `replace = true` to \
+                                     start the rule over"
+                                ),
+                                file.loc(name_span.clone()),
+                            );
+                        }
+                        super::merge::extend(old, rule, &prog)
+                    }
+                    None => rule,
+                };
                 self.policy.programs.insert(key, rule);
             }
         }
@@ -467,6 +488,7 @@ impl Loader {
             runs_workspace_code: raw.runs_workspace_code,
             opens_for_writing: raw.opens_for_writing,
             repositories,
+            replaced: Vec::new(),
             // Built once the whole policy is loaded (includes and inherited options merged).
             index: Default::default(),
         })
