@@ -73,6 +73,11 @@ fn a_nested_repository_runs_its_config_and_is_refused() {
     let marker = tmp.path().join("ran");
     let dir = workspace(&marker);
     let ws = dir.path().canonicalize().unwrap();
+    // A symlink to the nested repository, and a `.git` file pointing at it.
+    std::os::unix::fs::symlink(ws.join("sub"), ws.join("link")).unwrap();
+    std::fs::create_dir(ws.join("gitfile")).unwrap();
+    std::fs::write(ws.join("gitfile/.git"), format!("gitdir: {}\n", ws.join("sub/.git").display())).unwrap();
+    std::fs::create_dir_all(ws.join("src")).unwrap();
     // Ground truth: real git runs the nested repository's core.fsmonitor.
     git(&ws, &["-C", "sub", "status"]);
     assert!(
@@ -91,6 +96,12 @@ fn a_nested_repository_runs_its_config_and_is_refused() {
         "git -C evil status",
         "cd evil && git diff",
         "cd evil/refs && git status",
+        "cd sub; git status",
+        "timeout 5 git -C sub status",
+        "bash -c 'cd sub && git log'",
+        "git -C src/../sub status",
+        "git -C link status",
+        "git -C gitfile status",
     ] {
         let d = policy.evaluate(&ctx, cmd);
         assert_eq!(d.verdict, Verdict::Deny, "{cmd}: {:?}", d.reasons);
@@ -99,16 +110,22 @@ fn a_nested_repository_runs_its_config_and_is_refused() {
             .iter()
             .find(|r| r.code == "git-repository-untrusted")
             .unwrap_or_else(|| panic!("{cmd}: {:?}", d.reasons));
-        let named = if cmd.contains("evil") { "evil" } else { "sub" };
+        let named = ["evil", "link", "gitfile"]
+            .into_iter()
+            .find(|n| cmd.contains(n))
+            .unwrap_or("sub");
         assert!(
             r.message.contains(&format!("{}", ws.join(named).display())),
             "{}",
             r.message
         );
     }
-    // The workspace's own repository, from anywhere in it, stays allowed.
-    std::fs::create_dir(ws.join("src")).unwrap();
+    // The workspace's own repository, from anywhere in it, stays allowed, and so does a
+    // linked worktree of it (one common directory: the same config and hooks).
+    git(&ws, &["worktree", "add", "-q", "wt2"]);
     for cmd in [
+        "git -C wt2 status",
+        "cd wt2 && git log",
         "git status",
         "git -C src status",
         "cd src && git diff",
@@ -147,6 +164,20 @@ fn a_named_repository_is_trusted_unless_its_config_runs_programs() {
         "{:?}",
         d.reasons
     );
+    // A hook of its own is a program too.
+    let hook = ws.join("clean/.git/hooks/pre-commit");
+    std::fs::write(&hook, "#!/bin/sh\nid\n").unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let d = policy.evaluate(&ctx, "git -C clean status");
+    assert!(
+        d.reasons.iter().any(|r| r.code == "git-config-runs-program" && r.message.contains("pre-commit")),
+        "{:?}",
+        d.reasons
+    );
+    std::fs::remove_file(&hook).unwrap();
     // An include is followed, whatever its condition.
     std::fs::write(ws.join("inc.cfg"), "[diff \"x\"]\n\ttextconv = sh -c id\n").unwrap();
     let inc = ws.join("inc.cfg");

@@ -100,6 +100,15 @@ pub(crate) fn discover(start: &Path) -> Option<Repo> {
     None
 }
 
+/// The common directory of a git directory: where a linked worktree's `commondir` points,
+/// else itself. Two worktrees of one repository share it (config, hooks, objects).
+fn common_dir(git_dir: &Path) -> PathBuf {
+    match std::fs::read_to_string(git_dir.join("commondir")) {
+        Ok(c) => paths::normalize(&git_dir.join(c.trim())),
+        Err(_) => git_dir.to_path_buf(),
+    }
+}
+
 /// The config files git reads of a repository: its `config`, the common directory's for a
 /// linked worktree, and `config.worktree`.
 fn config_files(git_dir: &Path) -> Vec<PathBuf> {
@@ -126,6 +135,26 @@ pub(super) fn subcommand(words: &[Word]) -> Option<usize> {
         };
     }
     None
+}
+
+/// An executable hook of a repository (`hooks/NAME`, not a `.sample`), in it or in its common
+/// directory.
+fn active_hook(git_dir: &Path) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut dirs = vec![git_dir.join("hooks")];
+    if let Ok(common) = std::fs::read_to_string(git_dir.join("commondir")) {
+        dirs.push(paths::normalize(&git_dir.join(common.trim())).join("hooks"));
+    }
+    dirs.into_iter()
+        .filter_map(|d| std::fs::read_dir(d).ok())
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.extension().is_none_or(|x| x != "sample")
+                && std::fs::metadata(p)
+                    .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
 }
 
 impl Eval<'_> {
@@ -170,11 +199,13 @@ impl Eval<'_> {
             return;
         }
         let span = words.first().map_or(words[0].span, |w| w.span);
-        let own: Vec<Repo> = self
+        // The workspace's own repository, and its linked worktrees (one common directory).
+        let own: Vec<PathBuf> = self
             .ctx
             .workspace
             .iter()
             .filter_map(|root| discover(root))
+            .map(|r| common_dir(&r.git_dir))
             .collect();
         for start in starts {
             let Some(repo) = discover(&start) else {
@@ -184,7 +215,8 @@ impl Eval<'_> {
                 .repositories
                 .iter()
                 .any(|p| paths::matches(p, &repo.top, self.ctx));
-            if !own.contains(&repo) && !named {
+            let is_own = own.contains(&common_dir(&repo.git_dir));
+            if !is_own && !named {
                 self.reason(
                     ReasonCode::GitRepositoryUntrusted,
                     Verdict::Deny,
@@ -200,10 +232,25 @@ impl Eval<'_> {
                 );
                 continue;
             }
-            if own.contains(&repo) && !named {
+            if is_own && !named {
                 // The workspace's own repository: its config is the user's (the policy keeps
                 // the agent from writing `.git/`), so it is trusted as it is.
                 continue;
+            }
+            // Its hooks run on commit, merge, checkout, push...: a named repository's own
+            // hooks are programs the policy never saw.
+            if let Some(hook) = active_hook(&repo.git_dir) {
+                self.reason(
+                    ReasonCode::GitConfigRunsProgram,
+                    Verdict::Deny,
+                    Some(&rule.rule),
+                    format!(
+                        "the repository in `{}` has the hook `{}`, which git runs",
+                        repo.top.display(),
+                        hook.display()
+                    ),
+                    span,
+                );
             }
             for file in config_files(&repo.git_dir) {
                 match git_config::scan(&file, &self.ctx.home) {
