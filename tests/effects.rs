@@ -318,3 +318,53 @@ fn workspace_code_runs_only_under_the_sandbox() {
         refused_with(&p, &ctx, cmd, "path-write-protected", Verdict::Deny);
     }
 }
+
+/// Git C-quotes a name with unusual bytes and decodes octal escapes when it applies a patch
+/// (`"b/\056cargo/config.toml"` is `.cargo/config.toml`): the names are read as git reads them.
+#[test]
+fn a_quoted_patch_name_is_read_as_git_reads_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().canonicalize().unwrap();
+    let patch = "diff --git \"a/\\056cargo/config.toml\" \"b/\\056cargo/config.toml\"\n\
+                 new file mode 100644\n--- /dev/null\n+++ \"b/\\056cargo/config.toml\"\n\
+                 @@ -0,0 +1 @@\n+[build]\n";
+    std::fs::write(ws.join("p.patch"), patch).unwrap();
+    if Command::new("git").arg("--version").output().is_ok() {
+        Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&ws)
+            .output()
+            .unwrap();
+        let out = Command::new("git")
+            .args(["apply", "p.patch"])
+            .current_dir(&ws)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            ws.join(".cargo/config.toml").exists(),
+            "git decoded the name"
+        );
+        std::fs::remove_dir_all(ws.join(".cargo")).unwrap();
+    }
+    let p = developer();
+    let ctx = Context::new(&ws);
+    refused_with(
+        &p,
+        &ctx,
+        "git apply p.patch",
+        "path-write-protected",
+        Verdict::Deny,
+    );
+    refused_with(
+        &p,
+        &ctx,
+        &format!("git apply <<'EOF'\n{patch}EOF"),
+        "path-write-protected",
+        Verdict::Deny,
+    );
+}

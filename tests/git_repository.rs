@@ -76,7 +76,11 @@ fn a_nested_repository_runs_its_config_and_is_refused() {
     // A symlink to the nested repository, and a `.git` file pointing at it.
     std::os::unix::fs::symlink(ws.join("sub"), ws.join("link")).unwrap();
     std::fs::create_dir(ws.join("gitfile")).unwrap();
-    std::fs::write(ws.join("gitfile/.git"), format!("gitdir: {}\n", ws.join("sub/.git").display())).unwrap();
+    std::fs::write(
+        ws.join("gitfile/.git"),
+        format!("gitdir: {}\n", ws.join("sub/.git").display()),
+    )
+    .unwrap();
     std::fs::create_dir_all(ws.join("src")).unwrap();
     // Ground truth: real git runs the nested repository's core.fsmonitor.
     git(&ws, &["-C", "sub", "status"]);
@@ -173,7 +177,9 @@ fn a_named_repository_is_trusted_unless_its_config_runs_programs() {
     }
     let d = policy.evaluate(&ctx, "git -C clean status");
     assert!(
-        d.reasons.iter().any(|r| r.code == "git-config-runs-program" && r.message.contains("pre-commit")),
+        d.reasons
+            .iter()
+            .any(|r| r.code == "git-config-runs-program" && r.message.contains("pre-commit")),
         "{:?}",
         d.reasons
     );

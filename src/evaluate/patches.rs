@@ -68,10 +68,7 @@ fn touched(text: &str, strip: usize) -> Vec<Touched> {
         if p == "/dev/null" || p.is_empty() {
             return None;
         }
-        let p = p
-            .strip_prefix('"')
-            .and_then(|q| q.strip_suffix('"'))
-            .unwrap_or(p);
+        let p = unquote(p);
         let parts: Vec<&str> = p.split('/').collect();
         // Fewer components than `-p` strips: git rejects it; keep it whole (checked).
         Some(
@@ -133,7 +130,7 @@ fn touched(text: &str, strip: usize) -> Vec<Touched> {
                 .or_else(|| line.strip_prefix("rename from "))
             {
                 // Names in these headers carry no `a/`/`b/` prefix.
-                cur.paths.push(p.trim().to_string());
+                cur.paths.push(unquote(p.trim()));
             } else if line.contains(" mode 120000")
                 || line.starts_with("index ") && line.ends_with(" 120000")
             {
@@ -144,6 +141,45 @@ fn touched(text: &str, strip: usize) -> Vec<Touched> {
         }
     }
     out
+}
+
+/// A name as git reads it: `"..."` is C-quoted (`"b/\\056cargo"` is `b/.cargo`), its escapes
+/// decoded as git's `unquote_c_style` does, octal bytes included.
+fn unquote(p: &str) -> String {
+    let Some(q) = p.strip_prefix('"').and_then(|q| q.strip_suffix('"')) else {
+        return p.to_string();
+    };
+    let b = q.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'\\' || i + 1 >= b.len() {
+            out.push(b[i]);
+            i += 1;
+            continue;
+        }
+        let c = b[i + 1];
+        i += 2;
+        let octal = |x: Option<&u8>| x.filter(|x| (b'0'..=b'7').contains(x)).map(|x| x - b'0');
+        out.push(match c {
+            b'a' => 7,
+            b'b' => 8,
+            b't' => b'\t',
+            b'n' => b'\n',
+            b'v' => 11,
+            b'f' => 12,
+            b'r' => b'\r',
+            b'0'..=b'3' => match (octal(b.get(i)), octal(b.get(i + 1))) {
+                (Some(x), Some(y)) => {
+                    i += 2;
+                    (c - b'0') * 64 + x * 8 + y
+                }
+                _ => c,
+            },
+            other => other,
+        });
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// The line counts of a hunk header `-a,b +c,d @@` (a missing count is 1).
@@ -309,6 +345,23 @@ mod tests {
         assert_eq!(t[0].content, ["/root/.ssh"]);
         assert!(!t[1].symlink);
         assert!(t[1].paths.iter().all(|p| p == "src/x.rs"));
+    }
+
+    #[test]
+    fn quoted_names_are_decoded_as_git_does() {
+        let p = "diff --git \"a/\\056cargo/config.toml\" \"b/\\056cargo/config.toml\"\n\
+                 --- \"a/\\056cargo/config.toml\"\n+++ \"b/\\056cargo/config.toml\"\n@@ -0,0 +1 @@\n+x\n";
+        let t = touched(p, 1);
+        assert!(
+            t[0].paths.contains(&".cargo/config.toml".to_string()),
+            "{:?}",
+            t[0].paths
+        );
+        assert_eq!(
+            super::unquote("\"a\\tb\\\"c\\\\d\\303\\251\""),
+            "a\tb\"c\\dé"
+        );
+        assert_eq!(super::unquote("plain"), "plain");
     }
 
     #[test]
