@@ -498,7 +498,7 @@ fn replace_starts_over_and_the_linter_names_what_it_drops() {
     let warnings = shellgate::load::lint_name_or_file(path.to_str().unwrap()).expect("lints");
     let w = warnings
         .iter()
-        .find(|d| d.code.to_string() == "lint-replaced-rule")
+        .find(|d| d.code == "lint-replaced-rule")
         .unwrap_or_else(|| panic!("{warnings:?}"));
     for dropped in ["`-o`", "`--compress-program`", "`--files0-from`"] {
         assert!(w.message.contains(dropped), "{}", w.message);
@@ -513,7 +513,7 @@ fn replace_starts_over_and_the_linter_names_what_it_drops() {
     assert!(
         !shipped
             .iter()
-            .any(|d| d.code.to_string() == "lint-replaced-rule"),
+            .any(|d| d.code == "lint-replaced-rule"),
         "{shipped:?}"
     );
 }

@@ -115,7 +115,7 @@ fn touched(text: &str, strip: usize) -> Vec<Touched> {
             out.push(t);
         } else if let Some(p) = line.strip_prefix("--- ") {
             // A plain unified diff has no `diff --git` line: `---` after a hunk starts a file.
-            if out.last().is_none_or(|t| !t.content.is_empty()) {
+            if out.last().map_or(true, |t| !t.content.is_empty()) {
                 out.push(Touched::default());
             }
             if let (Some(p), Some(cur)) = (strip_path(p), out.last_mut()) {
@@ -187,8 +187,7 @@ fn hunk_counts(h: &str) -> (usize, usize) {
     let mut it = h.split_whitespace();
     let count = |s: Option<&str>, sign: char| -> usize {
         s.and_then(|s| s.strip_prefix(sign))
-            .map(|r| r.split_once(',').map_or(Some(1), |(_, n)| n.parse().ok()))
-            .flatten()
+            .and_then(|r| r.split_once(',').map_or(Some(1), |(_, n)| n.parse().ok()))
             .unwrap_or(0)
     };
     (count(it.next(), '-'), count(it.next(), '+'))
