@@ -511,9 +511,7 @@ fn replace_starts_over_and_the_linter_names_what_it_drops() {
     ))
     .unwrap();
     assert!(
-        !shipped
-            .iter()
-            .any(|d| d.code == "lint-replaced-rule"),
+        !shipped.iter().any(|d| d.code == "lint-replaced-rule"),
         "{shipped:?}"
     );
 }
