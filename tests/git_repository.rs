@@ -294,3 +294,55 @@ fn safe_bare_repository_explicit_stops_an_embedded_bare_repository() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("safe.bareRepository"));
 }
+
+/// The workspace's own config is the user's, but where it reaches into files the agent may
+/// write (an included config in the work tree, a hooks directory in it), those are refused.
+#[test]
+fn the_own_repository_reaching_into_the_work_tree_is_refused() {
+    if !has_git() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().canonicalize().unwrap();
+    git(&ws, &["init", "-q"]);
+    let policy = developer();
+    let ctx = Context::new(&ws);
+    let d = policy.evaluate(&ctx, "git diff");
+    assert_eq!(d.verdict, Verdict::Allow, "{:?}", d.reasons);
+    // A shared config tracked in the work tree, included by the repository's config: the
+    // agent may write it, and git obeys it (real git runs the included diff.external).
+    let marker = ws.join("ran");
+    std::fs::write(
+        ws.join("shared.gitconfig"),
+        format!("[diff]\n\texternal = touch {}\n", marker.display()),
+    )
+    .unwrap();
+    git(&ws, &["config", "include.path", "../shared.gitconfig"]);
+    std::fs::write(ws.join("a.txt"), "a\n").unwrap();
+    git(&ws, &["add", "a.txt"]);
+    git(&ws, &["commit", "-qm", "one"]);
+    std::fs::write(ws.join("a.txt"), "b\n").unwrap();
+    git(&ws, &["diff"]);
+    assert!(marker.exists(), "git ran the included diff.external");
+    let d = policy.evaluate(&ctx, "git diff");
+    assert!(
+        d.reasons.iter().any(|r| r.code == "git-config-runs-program"
+            && r.message.contains("diff.external")
+            && r.message.contains("shared.gitconfig")),
+        "{:?}",
+        d.reasons
+    );
+    git(&ws, &["config", "--unset", "include.path"]);
+    // A hooks directory in the work tree: refused for what runs hooks, not for a status.
+    git(&ws, &["config", "core.hooksPath", ".githooks"]);
+    let d = policy.evaluate(&ctx, "git commit -m x");
+    assert!(
+        d.reasons
+            .iter()
+            .any(|r| r.code == "git-config-runs-program" && r.message.contains("hooksPath")),
+        "{:?}",
+        d.reasons
+    );
+    let d = policy.evaluate(&ctx, "git status");
+    assert_eq!(d.verdict, Verdict::Allow, "{:?}", d.reasons);
+}

@@ -19,6 +19,8 @@ pub(crate) struct ProgramKey {
     pub key: String,
     /// The file that sets it.
     pub file: PathBuf,
+    /// Its value (empty for a bare key).
+    pub value: String,
 }
 
 /// What may follow a key for it to run a program.
@@ -197,6 +199,7 @@ fn scan_into(
             found.push(ProgramKey {
                 key,
                 file: file.to_path_buf(),
+                value: value.clone().unwrap_or_default(),
             });
         }
         let include = (section == "include" && sub.is_none()

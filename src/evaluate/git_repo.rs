@@ -137,6 +137,24 @@ pub(super) fn subcommand(words: &[Word]) -> Option<usize> {
     None
 }
 
+/// Subcommands that run hooks (githooks(5)).
+const RUNS_HOOKS: &[&str] = &[
+    "commit",
+    "merge",
+    "cherry-pick",
+    "checkout",
+    "switch",
+    "pull",
+    "push",
+    "rebase",
+    "am",
+    "revert",
+    "gc",
+    "worktree",
+    "clone",
+    "fetch",
+];
+
 /// An executable hook of a repository (`hooks/NAME`, not a `.sample`), in it or in its common
 /// directory.
 fn active_hook(git_dir: &Path) -> Option<PathBuf> {
@@ -158,6 +176,63 @@ fn active_hook(git_dir: &Path) -> Option<PathBuf> {
 }
 
 impl Eval<'_> {
+    /// Whether the agent may write `p` under this policy (then what git reads there is the
+    /// agent's, not the user's).
+    fn writable(&self, p: &Path) -> bool {
+        let r = paths::Resolved::Exact(paths::normalize(p));
+        paths::check(&self.policy.paths, &r, true, self.ctx).is_ok()
+    }
+
+    /// The parts of the workspace's own repository's config that lie in files the agent may
+    /// write: an included file that sets a program-running key, and a hooks directory.
+    fn own_repository_reach(
+        &mut self,
+        rule: &ProgramRule,
+        repo: &Repo,
+        sub: &str,
+        span: crate::shell::Span,
+    ) {
+        let mut findings = Vec::new();
+        for file in config_files(&repo.git_dir) {
+            let Ok(keys) = git_config::scan(&file, &self.ctx.home) else {
+                continue; // the user's own file: git reads it as it is
+            };
+            for k in keys {
+                if k.key == "core.hookspath" {
+                    let v = k.value.trim();
+                    let dir = match v.strip_prefix("~/") {
+                        Some(rest) => self.ctx.home.join(rest),
+                        None => repo.top.join(v),
+                    };
+                    if RUNS_HOOKS.contains(&sub) && self.writable(&dir) {
+                        findings.push(format!(
+                            "its `core.hooksPath` is `{}`, where the agent may write hooks that \
+                             `git {sub}` runs",
+                            dir.display()
+                        ));
+                    }
+                } else if self.writable(&k.file) {
+                    findings.push(format!(
+                        "`{}` is set in `{}`, a file the agent may write",
+                        k.key,
+                        k.file.display()
+                    ));
+                }
+            }
+        }
+        for f in findings {
+            self.reason(
+                ReasonCode::GitConfigRunsProgram,
+                Verdict::Deny,
+                Some(&rule.rule),
+                format!(
+                    "the workspace's repository makes git run a program from the work tree: {f}"
+                ),
+                span,
+            );
+        }
+    }
+
     /// The repository check for a git command (`words` are its arguments) under `rule`.
     pub(super) fn git_repository(&mut self, rule: &ProgramRule, words: &[Word]) {
         if !self.ctx.filesystem {
@@ -234,7 +309,11 @@ impl Eval<'_> {
             }
             if is_own && !named {
                 // The workspace's own repository: its config is the user's (the policy keeps
-                // the agent from writing `.git/`), so it is trusted as it is.
+                // the agent from writing `.git/`), so it is trusted, except where it reaches
+                // into files the agent may write: an included config in the work tree
+                // (`include.path = ../.gitconfig`), a hooks directory in it
+                // (`core.hooksPath = .githooks`) for a subcommand that runs hooks.
+                self.own_repository_reach(rule, &repo, &sub, span);
                 continue;
             }
             // Its hooks run on commit, merge, checkout, push...: a named repository's own
