@@ -136,6 +136,11 @@ code_enum! {
         CommandLimit = "command-limit": "more simple commands than the policy's `max_commands`: always deny",
         NestingLimit = "nesting-limit": "payloads nested deeper than the policy's `max_nesting`: always deny",
         InternalError = "internal-error": "shellgate failed while checking the command: always deny",
+        GitRepositoryUntrusted = "git-repository-untrusted": "git would use a repository other than the workspace's own (an embedded bare or nested repository, found from the directory it runs in and `-C`) that `[programs.git] repositories` does not name",
+        GitConfigRunsProgram = "git-config-runs-program": "the config of the repository git would use (or a file it includes) sets a key that runs a program (`core.fsmonitor`, `diff.*.textconv`, `filter.*`, ...), or cannot be read",
+        DeviceOperand = "device-operand": "a device node or `/dev` entry given to a program that removes, renames, changes or replaces it (`rm /dev/null`); only redirections may open them",
+        SymlinkOutside = "symlink-outside": "a symlink created in the workspace whose target lies outside the write roots (`ln -s /root/.ssh x`, a patch with `new file mode 120000`)",
+        PatchUnchecked = "patch-unchecked": "a patch `git apply` reads from a pipe or the terminal, whose paths and symlinks cannot be checked",
     }
 }
 
@@ -175,6 +180,7 @@ code_enum! {
         LintShadowedPath = "lint-shadowed-path": "a `[paths]` read/write pattern that the matching deny list also names",
         LintShadowedEnv = "lint-shadowed-env": "an `[env]` allow/ask name that a deny pattern always wins over",
         LintNoOptionAllowlist = "lint-no-option-allowlist": "an allowed program (or subcommand) has no `allow_options`, so every option it does not deny passes",
+        LintReplacedRule = "lint-replaced-rule": "a program rule with `replace = true` drops the denials of the included policy's rule for that program",
     }
 }
 

@@ -53,7 +53,7 @@ pub enum Examples {
 /// policy's examples are run at load again.
 pub const PROVEN: &[(&str, u64)] = &[
     ("read-only", 0x97b8_962c_92ff_d70a),
-    ("developer", 0xe117_4856_da54_5349),
+    ("developer", 0xd70d_1cca_ef4f_6f47),
 ];
 
 /// FNV-1a (64 bit) of `text`: a marker of which text was proven, not an identity (a load

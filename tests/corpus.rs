@@ -265,15 +265,36 @@ fn no_bypass_payload_is_allowed_under_either_policy() {
 #[test]
 fn every_ordinary_command_is_allowed_under_developer() {
     let corpus = load("ordinary.tsv");
-    let ctx = Context::example();
+    // As developer is meant to run (`[sandbox] mode = "enforce"`, as its examples are
+    // checked): what runs workspace code (`cargo test`, `npm test`, `pytest`) needs the
+    // sandbox, and without it is refused with `sandbox-required` and nothing else.
+    let unsandboxed = Context::example();
+    let mut ctx = Context::example();
+    ctx.sandbox = shellgate::evaluate::SandboxState::Enforced;
     let policy = developer();
     let mut failures = Vec::new();
+    let mut needs_sandbox = 0;
     for e in &corpus.entries {
         let d = policy.evaluate(&ctx, &e.command);
         if d.verdict != Verdict::Allow {
             failures.push(describe(policy, e, &d));
+            continue;
+        }
+        let bare = policy.evaluate(&unsandboxed, &e.command);
+        if bare.verdict != Verdict::Allow {
+            needs_sandbox += 1;
+            if bare.reasons.iter().any(|r| r.code != "sandbox-required") {
+                failures.push(format!(
+                    "without the sandbox, refused for more than needing it: {}",
+                    describe(policy, e, &bare)
+                ));
+            }
         }
     }
+    eprintln!(
+        "{needs_sandbox} of {} ordinary commands run workspace code and need the sandbox",
+        corpus.entries.len()
+    );
     assert!(
         failures.is_empty(),
         "{} of {} ordinary commands are not allowed under developer:\n\n{}",
@@ -292,7 +313,8 @@ fn ordinary_refused_commands_are_still_refused() {
         return;
     }
     let corpus = load("ordinary-refused.tsv");
-    let ctx = Context::example();
+    let mut ctx = Context::example();
+    ctx.sandbox = shellgate::evaluate::SandboxState::Enforced;
     let policy = developer();
     let now_allowed: Vec<String> = corpus
         .entries

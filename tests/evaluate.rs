@@ -23,9 +23,13 @@ fn decide(policy: &Policy, cmd: &str) -> Decision {
 
 #[track_caller]
 fn assert_allowed(policy: &Policy, cmds: &[&str]) {
+    // As the policy is meant to run: developer asks for the sandbox, and what runs workspace
+    // code (`cargo test`, `npm test`) is allowed only under it.
+    let mut ctx = Context::example();
+    ctx.sandbox = shellgate::evaluate::SandboxState::Enforced;
     let mut bad = Vec::new();
     for cmd in cmds {
-        let d = decide(policy, cmd);
+        let d = policy.evaluate(&ctx, cmd);
         if d.verdict != Verdict::Allow {
             bad.push(format!("{cmd:?} -> {:?}", d.reasons));
         }
@@ -390,7 +394,6 @@ fn developer_allows_ordinary_work() {
             "git status",
             "git diff HEAD~1",
             "git log --oneline -5",
-            "git push --force-with-lease origin main",
             "git push origin main",
             "git checkout -b feature",
             "cargo build --release",
@@ -905,7 +908,7 @@ fn regression_cd_in_a_loop_climbs_on_every_pass() {
     for cmd in [
         "for f in 1 2; do (cd src && ls); done",
         "for i in 1 2; do ls; done; cd src && ls",
-        "(cd src && cargo build); cat notes.txt",
+        "(cd src && cargo fmt); cat notes.txt",
     ] {
         let d = developer().evaluate(&ctx, cmd);
         assert_eq!(d.verdict, Verdict::Allow, "{cmd}: {:?}", d.reasons);

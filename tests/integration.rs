@@ -15,6 +15,10 @@ mod common;
 mod shell_parse;
 // Decisions under the shipped policies, in both directions, with hostile inputs.
 mod evaluate;
+// The repository git really uses: nested and bare-shaped repositories, program-running config.
+mod git_repository;
+// Effects named by meaning: force pushes, symlinks made by patches and cp, device nodes.
+mod effects;
 // The bypass corpus (always refused) and the ordinary corpus (allowed), `tests/corpus/`.
 mod corpus;
 // Properties over generated commands (appending a denied command never allows, ...).

@@ -416,9 +416,13 @@ fn everyday_commands_of_issue_10_are_allowed() {
         "file src/main.rs",
     ];
     let mut bad = String::new();
+    // As the policies are meant to run (developer asks for the sandbox, which workspace
+    // code such as `npm test` needs).
+    let mut ctx = Context::example();
+    ctx.sandbox = shellgate::evaluate::SandboxState::Enforced;
     for (policy, list) in [("developer", &dev[..]), ("read-only", &ro[..])] {
         for cmd in list {
-            let d = decide(policy, cmd);
+            let d = shipped(policy).evaluate(&ctx, cmd);
             if d.verdict != Verdict::Allow {
                 let _ = writeln!(bad, "[{policy}] {cmd:?} -> {:?}", d.reasons);
             }

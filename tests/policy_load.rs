@@ -524,3 +524,98 @@ fn the_policy_cache_is_never_stale_and_never_trusted_when_damaged() {
     fs::write(dir.path().join("file-not-dir"), "x").unwrap();
     assert_eq!(blocked.load("read-only").unwrap().name, "read-only");
 }
+
+// ---------------------------------------------------------------------------------------
+// Issue 22, item 6: a program rule written again extends the included one.
+
+fn verdict_of(p: &Policy, cmd: &str) -> shellgate::Verdict {
+    p.evaluate(&shellgate::Context::example(), cmd).verdict
+}
+
+#[test]
+fn a_redefined_rule_keeps_the_included_denials() {
+    use shellgate::Verdict;
+    // The finding: this table used to replace read-only's sort, so `sort -o` was allowed.
+    let src = "[policy]\ninclude = [\"read-only\"]\n[paths]\nwrite = [\"{workspace}/**\"]\n\
+               [programs.sort]\nallow_options = [\"-k\", \"-o\", \"--compress-program\"]\n";
+    let p = Policy::from_toml(src, "p.toml").expect("loads");
+    assert_eq!(verdict_of(&p, "sort -o out.txt in.txt"), Verdict::Deny);
+    assert_eq!(
+        verdict_of(&p, "sort --compress-program=sh in.txt"),
+        Verdict::Deny
+    );
+    assert_eq!(verdict_of(&p, "sort -k1 in.txt"), Verdict::Allow);
+    // Its allow list merged with the included one: read-only's -n is still allowed.
+    assert_eq!(verdict_of(&p, "sort -n in.txt"), Verdict::Allow);
+    // Subcommands too: developer's push still refuses --force however it is re-listed.
+    let src = "[policy]\ninclude = [\"developer\"]\n\
+               [programs.git.subcommands.push]\nallow_options = [\"--force\", \"-f\"]\n\
+               [programs.sed]\nallow_options = [\"-n\"]\n";
+    let p = Policy::from_toml(src, "p.toml").expect("loads");
+    assert_eq!(
+        verdict_of(&p, "git push --force origin main"),
+        Verdict::Deny
+    );
+    assert_eq!(verdict_of(&p, "git push origin main"), Verdict::Allow);
+    assert_eq!(verdict_of(&p, "sed -n '1e id' a.txt"), Verdict::Deny);
+    assert_eq!(verdict_of(&p, "sed -n 1p a.txt"), Verdict::Allow);
+    // A stricter verdict wins.
+    let src = "[policy]\ninclude = [\"read-only\"]\n[programs.cat]\nverdict = \"ask\"\n";
+    let p = Policy::from_toml(src, "p.toml").expect("loads");
+    assert_eq!(verdict_of(&p, "cat a.txt"), Verdict::Ask);
+}
+
+#[test]
+fn changing_the_operand_kinds_of_an_included_rule_needs_replace() {
+    let src = "[policy]\ninclude = [\"developer\"]\n[programs.sed]\noperands = \"path-read\"\n";
+    let d = diags(src);
+    assert_eq!(
+        d,
+        vec![(
+            "policy-contradiction".to_string(),
+            "test.toml:3:11".to_string()
+        )]
+    );
+    let src = "[policy]\ninclude = [\"developer\"]\n[programs.sed]\nreplace = true\noperands = \"path-read\"\n";
+    assert!(diags(src).is_empty());
+}
+
+#[test]
+fn replace_starts_over_and_the_linter_names_what_it_drops() {
+    use shellgate::Verdict;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.toml");
+    let src = "[policy]\ninclude = [\"read-only\"]\n[paths]\nwrite = [\"{workspace}/**\"]\n\
+               [programs.sort]\nreplace = true\noperands = \"path-read\"\n\
+               allow_options = [\"-k\", \"-o\"]\noptions_with_value = [\"-k\", \"-o\"]\n";
+    fs::write(&path, src).unwrap();
+    let p = Policy::from_file(&path).expect("loads");
+    assert_eq!(
+        p.evaluate(&shellgate::Context::example(), "sort -o out.txt in.txt")
+            .verdict,
+        Verdict::Allow
+    );
+    let warnings = shellgate::load::lint_name_or_file(path.to_str().unwrap()).expect("lints");
+    let w = warnings
+        .diagnostics
+        .iter()
+        .find(|d| d.code == "lint-replaced-rule")
+        .unwrap_or_else(|| panic!("{warnings:?}"));
+    for dropped in ["`-o`", "`--compress-program`", "`--files0-from`"] {
+        assert!(w.message.contains(dropped), "{}", w.message);
+    }
+    // The shipped developer replaces read-only's sort, uniq and printf, each covering what it
+    // drops (sort -o typed path-write, printf -v checked by [env]): no warning.
+    let shipped = shellgate::load::lint_name_or_file(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/policies/developer.toml"
+    ))
+    .unwrap();
+    assert!(
+        !shipped
+            .diagnostics
+            .iter()
+            .any(|d| d.code == "lint-replaced-rule"),
+        "{shipped:?}"
+    );
+}

@@ -326,6 +326,11 @@ fn the_environment_is_controlled() {
         "OLDPWD",
         "_",
         "SHELLGATE_EXTRA",
+        // git pinned to explicit bare repositories (issue 22)
+        "GIT_CONFIG_COUNT",
+        "GIT_CONFIG_KEY_0",
+        "GIT_CONFIG_VALUE_0",
+        "GIT_CEILING_DIRECTORIES",
     ];
     for n in &names {
         assert!(
@@ -335,6 +340,11 @@ fn the_environment_is_controlled() {
     }
     assert!(names.contains(&"SHELLGATE_EXTRA".to_string()));
     assert!(names.contains(&"PATH".to_string()));
+    // git never uses a bare repository it was not pointed at.
+    let out = ok(&mut s, "git config --get safe.bareRepository || echo none");
+    if !text(&out).contains("git: command not found") {
+        assert_eq!(text(&out).trim(), "explicit");
+    }
 }
 
 #[test]

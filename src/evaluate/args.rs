@@ -92,6 +92,9 @@ impl Eval<'_> {
                 return;
             }
         }
+        if rule.runs_workspace_code {
+            self.workspace_code(rule, name_span);
+        }
         // find's -exec family runs a payload: unwrap it if the policy allows, else refuse.
         let unwrapped;
         let args: &[Word] = if rule.name == "find"
@@ -717,7 +720,11 @@ impl Eval<'_> {
         }
         if let (ArgKind::PathRead | ArgKind::PathWrite, Value::Word(w)) = (kind, &value) {
             // The word itself is the path (no need of its text here).
-            return self.path(w, kind == ArgKind::PathWrite);
+            let resolved = self.path(w, kind == ArgKind::PathWrite);
+            if kind == ArgKind::PathWrite {
+                self.device_operand(rule, resolved.as_deref(), w.span);
+            }
+            return resolved;
         }
         let (text, span, word) = match value {
             Value::Word(w) => (w.static_value(), w.span, Some(w)),
@@ -727,7 +734,7 @@ impl Eval<'_> {
             ArgKind::Text | ArgKind::Pattern => None,
             ArgKind::PathRead | ArgKind::PathWrite => {
                 let write = kind == ArgKind::PathWrite;
-                match word {
+                let resolved = match word {
                     Some(w) => self.path(w, write),
                     None => {
                         let w = Word {
@@ -736,7 +743,11 @@ impl Eval<'_> {
                         };
                         self.path(&w, write)
                     }
+                };
+                if write {
+                    self.device_operand(rule, resolved.as_deref(), span);
                 }
+                resolved
             }
             ArgKind::Variable => {
                 match text {

@@ -19,6 +19,10 @@ pub struct Context {
     /// The `$OUTPUT_DIR` of a code execution call, which `{output_dir}` in path rules and
     /// `$OUTPUT_DIR` in commands stand for; `None` elsewhere (then neither is known).
     pub output_dir: Option<PathBuf>,
+    /// Whether the workspace is real and its files may be read while checking (the
+    /// repository git would use, and its config): true for [`Context::new`], false for
+    /// [`Context::example`], whose workspace is only a name.
+    pub filesystem: bool,
 }
 
 impl Context {
@@ -35,6 +39,7 @@ impl Context {
             home: absolute(&home),
             sandbox: SandboxState::Off,
             output_dir: None,
+            filesystem: true,
         }
     }
 
@@ -46,6 +51,7 @@ impl Context {
             home: PathBuf::from("/home/user"),
             sandbox: SandboxState::Off,
             output_dir: None,
+            filesystem: false,
         }
     }
 

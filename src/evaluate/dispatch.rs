@@ -49,6 +49,14 @@ impl Eval<'_> {
                 return;
             }
             self.args(rule, &words[1..], first.span, span);
+            if name == "git" && rule.verdict != Verdict::Deny {
+                self.git_repository(rule, &words[1..]);
+                if let Some(i) = super::git_repo::subcommand(&words[1..]) {
+                    if words[1 + i].static_value().as_deref() == Some("apply") {
+                        self.git_apply(&words[2 + i..], first.span);
+                    }
+                }
+            }
             return;
         }
         if wrappers::is_wrapper(name) {

@@ -19,7 +19,10 @@ mod cwd;
 mod decision;
 mod dispatch;
 mod env;
+mod git_config;
+mod git_repo;
 mod kinds;
+mod patches;
 mod path_rules;
 mod paths;
 mod redirects;
@@ -116,6 +119,8 @@ struct Eval<'a> {
     input_len: usize,
     /// Loop variables whose values are known (innermost last).
     bindings: Vec<bindings::Binding>,
+    /// The standard input of the simple command being checked (a patch `git apply` reads).
+    stdin: patches::Stdin,
 }
 
 impl<'a> Eval<'a> {
@@ -131,6 +136,7 @@ impl<'a> Eval<'a> {
             nesting: 0,
             input_len: command.len(),
             bindings: Vec::new(),
+            stdin: patches::Stdin::Unknown,
         }
     }
 

@@ -7,7 +7,60 @@ use crate::codes::ReasonCode;
 use crate::policy::Verdict;
 use crate::shell::Word;
 
+/// Whether `p` is a device node or another `/dev` entry (or a descriptor link under
+/// `/proc`): lexically, and when the context's files may be read, by its file type.
+fn is_device(p: &std::path::Path, filesystem: bool) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    if p == std::path::Path::new("/dev") || p.starts_with("/dev/") {
+        return true;
+    }
+    let mut c = p.components().skip(1);
+    if c.next().is_some_and(|x| x.as_os_str() == "proc")
+        && c.nth(1).is_some_and(|x| x.as_os_str() == "fd")
+    {
+        return true;
+    }
+    filesystem
+        && std::fs::metadata(p).is_ok_and(|m| {
+            let t = m.file_type();
+            t.is_char_device() || t.is_block_device() || t.is_fifo() || t.is_socket()
+        })
+}
+
 impl Eval<'_> {
+    /// A `path-write` operand or option value that is a device (`rm /dev/null`, `chmod 000
+    /// /dev/null`, `mv x /dev/tty`): refused unless the rule only opens it for writing, as a
+    /// redirection does (`tee /dev/tty`). `[paths] write` lists `/dev/null` so that
+    /// `> /dev/null` works; that never makes the node itself a file to remove or change.
+    pub(super) fn device_operand(
+        &mut self,
+        rule: &crate::policy::ProgramRule,
+        resolved: Option<&[Option<PathBuf>]>,
+        span: crate::shell::Span,
+    ) {
+        if rule.opens_for_writing {
+            return;
+        }
+        for p in resolved.unwrap_or_default().iter().flatten() {
+            if is_device(p, self.ctx.filesystem) {
+                self.reason(
+                    ReasonCode::DeviceOperand,
+                    Verdict::Deny,
+                    Some(&rule.rule),
+                    format!(
+                        "`{}` is a device or `/dev` entry: `{}` would remove, rename, change or \
+                         replace it, not write into it (only redirections such as `> /dev/null` \
+                         may open it)",
+                        p.display(),
+                        rule.name
+                    ),
+                    span,
+                );
+                return;
+            }
+        }
+    }
+
     /// Check a path word for reading or writing, against every working directory it may be
     /// resolved in. Unless a resolution is refused, returns one entry per working directory:
     /// the exact path, or `None` where the word is not one exact path (a glob, or a value

@@ -88,6 +88,32 @@ impl<'a> Eval<'a> {
         true
     }
 
+    /// A rule marked `runs_workspace_code` (`cargo build`, `npm test`, `pytest`): what it runs
+    /// is defined by files in the workspace (build scripts, lifecycle scripts, test
+    /// configurations), which the command text does not show. It runs only under the sandbox.
+    pub(super) fn workspace_code(&mut self, rule: &ProgramRule, span: Span) {
+        let why = match self.ctx.sandbox {
+            SandboxState::Enforced => return,
+            SandboxState::Off => (ReasonCode::SandboxRequired, "this session is not sandboxed"),
+            SandboxState::Unavailable => (
+                ReasonCode::SandboxUnavailable,
+                "this kernel cannot provide the sandbox (Landlock is missing or too old)",
+            ),
+        };
+        self.reason(
+            why.0,
+            Verdict::Deny,
+            Some(&rule.rule),
+            format!(
+                "`{}` runs code defined by files in the workspace (build scripts, package \
+                 scripts, test configurations), which cannot be checked from the command; it is \
+                 allowed only inside the kernel sandbox, and {}",
+                rule.name, why.1
+            ),
+            span,
+        );
+    }
+
     /// The sandbox-only rule for this command: `[sandbox.programs.NAME]`, or
     /// `workspace_binaries` for a program given by a path inside a workspace root.
     fn sandbox_rule(&self, name: &str, words: &[Word]) -> Option<(&'a ProgramRule, String)> {

@@ -174,7 +174,9 @@ impl Eval<'_> {
         c.words.iter().skip(1).for_each(|w| self.glob_reads(w));
         self.keywords(c.background, &c.keywords, c.span);
         if !c.words.is_empty() {
+            self.stdin = super::patches::stdin_of(c);
             self.program(&c.words, c.span);
+            self.stdin = super::patches::Stdin::Unknown;
         }
     }
 

@@ -425,6 +425,16 @@ pub struct ProgramRule {
     /// `allow_options` and `deny_options` name every option of the program (a glob that
     /// expands to an option-like file name can only be an allowed option, or an error).
     pub options_complete: bool,
+    /// Its behaviour is defined by workspace files (`cargo build`, `npm test`, `pytest`): it
+    /// runs only under the kernel sandbox.
+    pub runs_workspace_code: bool,
+    /// It only writes into its `path-write` paths (`tee`): a device may be one.
+    pub opens_for_writing: bool,
+    /// What this rule, written with `replace = true`, drops of the included rule it replaces
+    /// (its denials that this one neither refuses nor checks): `lint-replaced-rule`.
+    pub replaced: Vec<String>,
+    /// git: repositories besides the workspace's own that it may use.
+    pub repositories: Vec<PathPattern>,
     /// What the evaluator reads of the lists above, worked out once: built when the policy
     /// is loaded, and rebuilt by [`Policy::reindex`] after a caller changes the lists (and
     /// after the binary form is read: it is not part of it).

@@ -209,7 +209,7 @@ fn warn(out: &mut Vec<Diagnostic>, code: DiagnosticCode, message: String, locati
 }
 
 /// Whether `rule` refuses (or asks for) `flag`, one way or another.
-fn covers(rule: &ProgramRule, flag: &str) -> bool {
+pub(crate) fn covers(rule: &ProgramRule, flag: &str) -> bool {
     if rule.deny_options.contains(flag) || rule.ask_options.contains(flag) {
         return true;
     }
@@ -267,6 +267,18 @@ fn operand_kinds(rule: &ProgramRule) -> impl Iterator<Item = ArgKind> + '_ {
 fn lint_program(rule: &ProgramRule, top: bool, out: &mut Vec<Diagnostic>) {
     let loc = &rule.rule.location;
     let name = &rule.name;
+    if !rule.replaced.is_empty() {
+        warn(
+            out,
+            DiagnosticCode::LintReplacedRule,
+            format!(
+                "`{name}` has `replace = true`: the included policy's rule for it is dropped, \
+                 and with it {} (which this rule neither refuses nor checks)",
+                rule.replaced.join(", ")
+            ),
+            loc,
+        );
+    }
     if rule.verdict == Verdict::Deny {
         let mut what = Vec::new();
         if rule.allow_options.is_some()

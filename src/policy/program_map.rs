@@ -139,6 +139,16 @@ impl ProgramMap {
     }
 }
 
+impl IntoIterator for ProgramMap {
+    type Item = (String, ProgramRule);
+    type IntoIter = Box<dyn Iterator<Item = (String, ProgramRule)>>;
+
+    /// Every rule, decoded, in name order.
+    fn into_iter(self) -> Self::IntoIter {
+        Box::new(self.0.into_iter().map(|(k, s)| (k, s.into_rule())))
+    }
+}
+
 impl<'a> IntoIterator for &'a ProgramMap {
     type Item = (&'a String, &'a ProgramRule);
     type IntoIter = Box<dyn Iterator<Item = (&'a String, &'a ProgramRule)> + 'a>;

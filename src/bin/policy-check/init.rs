@@ -61,6 +61,13 @@ default = "deny"
 # operands = "text"
 # allow_options = ["-n", "-j", "-k", "-s"]
 # verdict = "ask"                       # a person approves each run
+# runs_workspace_code = true            # what it runs comes from workspace files: sandbox only
+
+# A program the included policy already has: the table extends its rule (its denials, value
+# checks and operand kinds are kept; allow lists are merged; the stricter verdict wins).
+# `replace = true` starts the rule over instead (`policy-check lint` names what it drops).
+# [programs.sort]
+# allow_options = ["--parallel"]
 
 [examples]                              # checked whenever the policy loads
 allow = [{allow}]

@@ -114,6 +114,9 @@ impl Shell {
         if let Some(t) = &tmp {
             cmd.env("TMPDIR", t);
         }
+        for (k, v) in git_pins(&config.cwd) {
+            cmd.env(k, v);
+        }
         for (k, v) in &config.env {
             cmd.env(k, v);
         }
@@ -336,4 +339,24 @@ pub(super) fn read_pipe(mut out: impl Read, is_err: bool, tx: SyncSender<(bool, 
             Err(_) => return,
         }
     }
+}
+
+/// The environment that pins the repository git uses in the session (issue 22): git never
+/// discovers a bare repository it was not pointed at (`safe.bareRepository=explicit`, given
+/// as command-line scope through `GIT_CONFIG_COUNT`, the scope git honours it from), and when
+/// the workspace is itself a repository, discovery never climbs above it
+/// (`GIT_CEILING_DIRECTORIES`). The policy layer checks the same (`git-repository-untrusted`);
+/// this holds for what it cannot see (a script's own `git` calls).
+pub(crate) fn git_pins(workspace: &std::path::Path) -> Vec<(&'static str, std::ffi::OsString)> {
+    let mut pins = vec![
+        ("GIT_CONFIG_COUNT", "1".into()),
+        ("GIT_CONFIG_KEY_0", "safe.bareRepository".into()),
+        ("GIT_CONFIG_VALUE_0", "explicit".into()),
+    ];
+    if workspace.join(".git").exists() {
+        if let Some(parent) = workspace.parent() {
+            pins.push(("GIT_CEILING_DIRECTORIES", parent.as_os_str().to_owned()));
+        }
+    }
+    pins
 }

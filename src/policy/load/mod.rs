@@ -23,6 +23,7 @@ mod deserialize;
 mod env;
 mod examples;
 mod include;
+mod merge;
 mod paths;
 mod programs;
 mod redact;

@@ -134,6 +134,26 @@ pub struct RawProgram {
     /// word that expands to a file name starting with `-` (`cat *.md`) can only be one of them.
     #[serde(default)]
     pub options_complete: bool,
+    /// What the program (or subcommand) does is defined by files in the workspace (a build
+    /// script, lifecycle scripts, a test configuration, a Makefile): it runs only under the
+    /// kernel sandbox, and is refused with `sandbox-required` elsewhere.
+    #[serde(default)]
+    pub runs_workspace_code: bool,
+    /// git: repositories besides the workspace's own that git may use (path patterns, as in
+    /// `[paths]`: `"{workspace}/vendor/lib"`); their config must not run programs.
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub repositories: Vec<Spanned<String>>,
+    /// The program only opens its `path-write` operands and option values and writes into
+    /// them, as a redirection does (`tee`): a device such as `/dev/null` may be one. Without
+    /// it, a device node or `/dev` entry there is refused (`rm /dev/null`, `chmod 000
+    /// /dev/null`, `mv x /dev/null`): `device-operand`.
+    #[serde(default)]
+    pub opens_for_writing: bool,
+    /// In a policy that includes another: start this program's rule over instead of extending
+    /// the included one (whose denials are then dropped: `lint-replaced-rule` names them).
+    #[serde(default)]
+    pub replace: bool,
 }
 
 /// `"path-read"` or `["pattern", "path-read..."]`.
@@ -159,7 +179,8 @@ pub struct RawArgRule {
 }
 
 impl Loader {
-    /// `[programs]`: each rule compiled and added (replacing an included rule of that name).
+    /// `[programs]`: each rule compiled and added (extending an included rule of that name,
+    /// or with `replace = true` replacing it).
     pub(super) fn apply_programs(&mut self, file: &File, programs: BTreeMap<String, RawProgram>) {
         for (key, prog) in programs {
             let name_span = file.key(&["programs", &key]);
@@ -184,6 +205,26 @@ impl Loader {
             }
             let path = vec!["programs".to_string(), key.clone()];
             if let Some(rule) = self.program(file, &path, &key, &prog) {
+                // Written again over an included rule: extended, unless `replace = true`.
+                let rule = match self.policy.programs.remove(&key) {
+                    Some(old) if prog.replace => super::merge::replaced(old, rule),
+                    Some(old) => {
+                        if let Some(n) = super::merge::operands_conflict(&old, &rule, &prog) {
+                            self.diag(
+                                DiagnosticCode::PolicyContradiction,
+                                format!(
+                                    "`{n}` is defined by an included policy, and a rule written \
+                                     again extends it (its denials kept): it cannot change the \
+                                     operand kinds, which are checks; write `replace = true` to \
+                                     start the rule over"
+                                ),
+                                file.loc(name_span.clone()),
+                            );
+                        }
+                        super::merge::extend(old, rule, &prog)
+                    }
+                    None => rule,
+                };
                 self.policy.programs.insert(key, rule);
             }
         }
@@ -402,6 +443,11 @@ impl Loader {
         if let Some(v) = &raw.unknown_subcommand {
             unknown_subcommand = self.verdict(file, v).unwrap_or(Verdict::Deny);
         }
+        let repositories: Vec<PathPattern> = raw
+            .repositories
+            .iter()
+            .filter_map(|r| self.path_pattern(file, &format!("{path}.repositories"), r))
+            .collect();
         if self.diags.len() > start {
             return None;
         }
@@ -439,6 +485,10 @@ impl Loader {
             after_double_dash,
             no_option_allowlist: raw.no_option_allowlist.clone(),
             options_complete: raw.options_complete,
+            runs_workspace_code: raw.runs_workspace_code,
+            opens_for_writing: raw.opens_for_writing,
+            repositories,
+            replaced: Vec::new(),
             // Built once the whole policy is loaded (includes and inherited options merged).
             index: Default::default(),
         })

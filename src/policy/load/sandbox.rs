@@ -63,6 +63,25 @@ impl Loader {
         for (name, prog) in &raw.programs {
             let path = vec!["sandbox".into(), "programs".into(), name.clone()];
             if let Some(rule) = self.program(file, &path, name, prog) {
+                // As in [programs]: written again, an included rule is extended.
+                let rule = match sb.programs.remove(name) {
+                    Some(old) if prog.replace => super::merge::replaced(old, rule),
+                    Some(old) if super::merge::operands_conflict(&old, &rule, prog).is_none() => {
+                        super::merge::extend(old, rule, prog)
+                    }
+                    Some(_) => {
+                        self.diag(
+                            DiagnosticCode::PolicyContradiction,
+                            format!(
+                                "`[sandbox.programs.{name}]` extends the included rule and cannot \
+                                 change its operand kinds; write `replace = true` to start it over"
+                            ),
+                            file.loc(file.key(&["sandbox", "programs", name])),
+                        );
+                        rule
+                    }
+                    None => rule,
+                };
                 sb.programs.insert(name.clone(), rule);
             }
         }
