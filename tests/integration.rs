@@ -15,6 +15,8 @@ mod common;
 mod shell_parse;
 // Decisions under the shipped policies, in both directions, with hostile inputs.
 mod evaluate;
+// The glob rule against real bash, with files named like options.
+mod glob_rule;
 // The bypass corpus (always refused) and the ordinary corpus (allowed), `tests/corpus/`.
 mod corpus;
 // Properties over generated commands (appending a denied command never allows, ...).

@@ -156,7 +156,8 @@ impl Eval<'_> {
                     }
                     fields => {
                         if !options_over {
-                            self.dynamic_arg(rule, w, &fields, restricted, plus_options);
+                            let rest = &args[i..];
+                            self.dynamic_arg(rule, w, &fields, restricted, plus_options, rest);
                         }
                         if fields.is_many() {
                             p.many.insert(p.operands.len());
@@ -405,7 +406,16 @@ impl Eval<'_> {
                 let in_middle = spec.repeat.is_some()
                     && idx >= spec.head.len()
                     && count - idx > spec.tail.len();
-                if !in_middle {
+                // A glob as the last leading operand whose extra matches are more of the
+                // repeated kind (`grep ^[<>] f`): checked as both kinds, not refused.
+                let lands = (!in_middle && super::globs::is_pure_glob(w, &known))
+                    .then(|| super::globs::lands_in_repeat(&spec, idx))
+                    .flatten();
+                if let Some(repeat) = lands {
+                    if repeat != kind {
+                        self.value(rule, repeat, Value::Word(w));
+                    }
+                } else if !in_middle {
                     let policy = self.policy;
                     let msg = format!(
                         "this word may become any number of words when it runs, and the operands of `{}` mean different things by position; name the operand exactly",
@@ -686,6 +696,7 @@ impl Eval<'_> {
             if (ix.options_restricted || ix.checked_operands)
                 && static_text(w).is_none()
                 && w.fields(&self.known()).is_many()
+                && !self.value_glob_judged(rule, written, w)
             {
                 let policy = self.policy;
                 let msg = format!(
@@ -845,6 +856,7 @@ impl Eval<'_> {
         fields: &Fields,
         restricted: bool,
         plus: bool,
+        rest: &[Word],
     ) {
         if !restricted || !fields.may_be_option(plus) {
             // Every word it becomes is an operand: the operand checks see it.
@@ -857,6 +869,9 @@ impl Eval<'_> {
         if let Fields::Many { split: false, .. } = fields {
             // A program with refused options is never harmless: a match could be one.
             if rule.index.harmless_globs && !glob_may_shift(rule, w) {
+                return;
+            }
+            if self.glob_judged(rule, w, rest) {
                 return;
             }
         }

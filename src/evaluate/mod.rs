@@ -19,6 +19,7 @@ mod cwd;
 mod decision;
 mod dispatch;
 mod env;
+mod globs;
 mod kinds;
 mod path_rules;
 mod paths;
