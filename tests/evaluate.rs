@@ -1459,3 +1459,35 @@ fn the_agent_cannot_rewrite_its_own_policy() {
     );
     assert_allowed(developer(), &["cat shellgate.toml"]);
 }
+
+#[test]
+fn pwd_in_all_its_spellings_is_the_tracked_directory() {
+    for policy in [read_only(), developer()] {
+        assert_allowed(
+            policy,
+            &[
+                "cat $(pwd)/a.txt",
+                "cat $(pwd -P)/a.txt",
+                "cat \"$(pwd -L)/a.txt\"",
+                "cat `pwd -P`/a.txt",
+                "cat $PWD/a.txt",
+            ],
+        );
+        assert_denied(
+            policy,
+            &[
+                ("cat $(pwd -P)/../etc/passwd", "path-read-outside"),
+                ("cat `pwd`/../x", "path-read-outside"),
+                // Not `pwd` alone: an unknown option or a second command is run-time text.
+                ("cat $(pwd -X)/a.txt", "path-unresolved"),
+                ("cat $(pwd; id)/a.txt", "*"),
+            ],
+        );
+    }
+    // After `cd`, the directory `cd` leads to.
+    assert_allowed(developer(), &["cd src && cat $(pwd -P)/main.rs"]);
+    assert_denied(
+        developer(),
+        &[("cd .. && cat $(pwd -P)/x", "path-read-outside")],
+    );
+}
