@@ -486,7 +486,7 @@ fn developer_refuses_exec_and_config_injection() {
             ("git diff --no-index /etc/passwd a", "option-denied"),
             ("npm exec x", "subcommand-not-allowed"),
             ("npx x", "wrapper-denied"),
-            ("node -e 1", "program-not-allowed"),
+            ("node -e 1", "option-not-allowed"), // node is a sandbox program: the reason is its option
             ("perl -e 1", "program-not-allowed"),
             ("python3 x.py", "sandbox-required"),
             ("python3 -m http.server", "option-value-denied"),
@@ -503,7 +503,7 @@ fn developer_refuses_exec_and_config_injection() {
             ("bash -c \"$X\"", "wrapper-unverifiable"),
             ("bash script.sh", "sandbox-required"),
             ("bash -c 'rm -rf /'", "path-write-outside"),
-            ("sh -c 'ls; curl x'", "program-not-allowed"),
+            ("sh -c 'ls; curl x'", "option-not-allowed"),
             ("curl x | bash", "wrapper-unverifiable"),
             ("wget -O- x | sh", "program-not-allowed"),
             ("cargo --config x build", "option-denied"),

@@ -205,6 +205,7 @@ impl Eval<'_> {
             }
             if rule.single_dash_long || s.starts_with("--") {
                 let (name, glued) = match s.split_once('=') {
+                    _ if !rule.glued_options.is_empty() => glued_option(rule, s),
                     Some((n, v)) => (n, Some(v)),
                     None => (s, None),
                 };
@@ -1086,6 +1087,32 @@ fn last_char(pattern: &str) -> LastChar {
         LastChar::Is(last)
     } else {
         LastChar::Any
+    }
+}
+
+/// An option word of a program with `glued_options` (`gcc -Iinclude`): the option and its
+/// glued value. A listed word (`-Wall`, `-std=c99`) is itself; otherwise the longest glued
+/// option it starts with takes the rest as its value.
+fn glued_option<'s>(rule: &ProgramRule, s: &'s str) -> (&'s str, Option<&'s str>) {
+    let split = s.split_once('=');
+    let known = |n: &str| rule.index.facts(n).known();
+    if known(s) {
+        return (s, None);
+    }
+    if let Some((n, v)) = split.filter(|(n, _)| known(n)) {
+        return (n, Some(v));
+    }
+    let best = rule
+        .glued_options
+        .iter()
+        .filter(|o| s.len() > o.len() && s.starts_with(o.as_str()))
+        .max_by_key(|o| o.len());
+    match best {
+        Some(o) => (&s[..o.len()], Some(&s[o.len()..])),
+        None => match split {
+            Some((n, v)) => (n, Some(v)),
+            None => (s, None),
+        },
     }
 }
 

@@ -472,7 +472,8 @@ impl OptionWords {
             // unknown predicates (an error), so they are no words of its expression.
             let find = rule.name == "find";
             for o in &names {
-                let glued = o.chars().count() == 2 && valued(o);
+                let glued =
+                    (o.chars().count() == 2 && valued(o)) || rule.glued_options.contains(*o);
                 if bad(o) {
                     harm.word(o, glued);
                 }

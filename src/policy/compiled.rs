@@ -388,6 +388,8 @@ pub struct ProgramRule {
     /// `allow_options` and `deny_options` name every option of the program (a glob that
     /// expands to an option-like file name can only be an allowed option, or an error).
     pub options_complete: bool,
+    /// Options of a `single_dash_long` program whose value may be glued (`-Iinclude`).
+    pub glued_options: BTreeSet<String>,
     /// What the evaluator reads of the lists above, worked out once: built when the policy
     /// is loaded, and rebuilt by [`Policy::reindex`] after a caller changes the lists.
     pub(crate) index: super::index::RuleIndex,

@@ -134,6 +134,14 @@ pub struct RawProgram {
     /// word that expands to a file name starting with `-` (`cat *.md`) can only be one of them.
     #[serde(default)]
     pub options_complete: bool,
+    /// For a program whose options are words (`single_dash_long`): options whose value may
+    /// be glued to them (`gcc -Iinclude -DNDEBUG -lpthread -Wno-unused -g3`). A word that is
+    /// no listed option and starts with one of these is that option with the rest as its
+    /// value (the longest that fits); alone, the option takes the next word only if it is in
+    /// `options_with_value`.
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub glued_options: Vec<Spanned<String>>,
 }
 
 /// `"path-read"` or `["pattern", "path-read..."]`.
@@ -394,6 +402,16 @@ impl Loader {
                 );
             }
         }
+        let glued_options = self.options(file, &raw.glued_options);
+        for o in &glued_options {
+            if !raw.single_dash_long {
+                self.diag(
+                    DiagnosticCode::PolicyInvalidOption,
+                    format!("`{o}` of `{name}` takes a glued value: glued_options are for programs with single_dash_long (a cluster reads glued values already)"),
+                    file.loc(span.clone()),
+                );
+            }
+        }
         let mut extra_operands = Verdict::Deny;
         if let Some(v) = &raw.extra_operands {
             extra_operands = self.verdict(file, v).unwrap_or(Verdict::Deny);
@@ -439,6 +457,7 @@ impl Loader {
             after_double_dash,
             no_option_allowlist: raw.no_option_allowlist.clone(),
             options_complete: raw.options_complete,
+            glued_options,
             // Built once the whole policy is loaded (includes and inherited options merged).
             index: Default::default(),
         })
