@@ -1491,3 +1491,21 @@ fn pwd_in_all_its_spellings_is_the_tracked_directory() {
         &[("cd .. && cat $(pwd -P)/x", "path-read-outside")],
     );
 }
+
+#[test]
+fn argument_patterns_see_words_known_only_when_they_run() {
+    // Each could become a word the pattern refuses: `+main` (a force push), `./evil.tgz` (a
+    // local tarball whose scripts run), `@opts` (strings reads options from it).
+    assert_denied(
+        developer(),
+        &[
+            ("git push origin +*", "dynamic-argument"),
+            ("npm install ./*", "dynamic-argument"),
+            ("chmod u+* f", "dynamic-argument"),
+        ],
+    );
+    assert_denied(read_only(), &[("strings @*", "dynamic-argument")]);
+    // A known beginning the pattern cannot continue from is no match.
+    assert_allowed(developer(), &["chmod +x ./*.sh", "strings ./*.o"]);
+    assert_allowed(read_only(), &["strings a*", "strings ./*"]);
+}

@@ -439,7 +439,11 @@ fn an_unknown_option_names_the_allowed_ones_or_the_closest() {
     let d = decide("read-only", "pwd -x");
     let r = &d.reasons[0];
     assert_eq!(r.code, "option-not-allowed");
-    assert!(r.message.contains("(allowed: -L -P)"), "{}", r.message);
+    assert!(
+        r.message.contains("(allowed: --help -L -P)"),
+        "{}",
+        r.message
+    );
 }
 
 #[test]

@@ -155,6 +155,9 @@ impl Eval<'_> {
                         continue;
                     }
                     fields => {
+                        if !rule.args.is_empty() {
+                            self.patterns_unchecked(rule, w);
+                        }
                         if !options_over {
                             let rest = &args[i..];
                             self.dynamic_arg(rule, w, &fields, restricted, plus_options, rest);

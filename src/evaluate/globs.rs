@@ -61,6 +61,46 @@ impl Eval<'_> {
         true
     }
 
+    /// A word only known when it runs, for a program with argument patterns (`git push`'s
+    /// `^\+`, `npm install`'s `^\./`, `strings`' `^@`): the patterns only ever see written
+    /// words, and a glob or an expansion could become one they refuse (`git push origin +*`
+    /// with a file named `+main` force-pushes).
+    pub(super) fn patterns_unchecked(&mut self, rule: &ProgramRule, w: &Word) {
+        // Every word it can become starts with its leading literal (`./` of `./*`); after a
+        // split, the later words start with anything.
+        let prefix = match w.fields(&self.known()) {
+            Fields::Many { split: true, .. } => String::new(),
+            Fields::One { lead } | Fields::Many { lead, .. } => match lead {
+                crate::shell::Lead::Text(t) => t,
+                crate::shell::Lead::Absolute => "/".to_string(),
+            },
+            Fields::Static(s) => s,
+        };
+        let Some(strictest) = rule
+            .args
+            .iter()
+            .filter(|a| may_match_after(a.pattern.as_str(), &prefix))
+            .max_by_key(|a| a.verdict)
+        else {
+            return;
+        };
+        let what = strictest
+            .message
+            .clone()
+            .unwrap_or_else(|| format!("`{}`", strictest.pattern.as_str()));
+        let msg = format!(
+            "this argument of `{}` is only known when it runs, and the policy checks its arguments against patterns ({what}); write the argument out",
+            rule.name
+        );
+        self.reason(
+            ReasonCode::DynamicArgument,
+            strictest.verdict,
+            Some(&strictest.rule),
+            msg,
+            w.span,
+        );
+    }
+
     /// An option's value that is a glob (`find -name *.jpg`): `true` when it is judged here.
     pub(super) fn value_glob_judged(
         &mut self,
@@ -598,6 +638,61 @@ pub(super) enum Risk {
     Shift(String),
 }
 
+/// Whether some text starting with `prefix` holds a match of `pattern` (how argument patterns
+/// are matched: anywhere in the word, `^` at its start). Decided on the regex's lazy DFA: run
+/// the prefix, then search every state reachable on any byte for a match. Anything the DFA
+/// cannot build or explore within its budget counts as a match.
+fn may_match_after(pattern: &str, prefix: &str) -> bool {
+    use regex_automata::hybrid::dfa::DFA;
+    use regex_automata::{Anchored, Input};
+    const STATES: usize = 4096;
+    let Ok(dfa) = DFA::builder()
+        .configure(DFA::config().cache_capacity(8 << 20))
+        .build(pattern)
+    else {
+        return true;
+    };
+    let mut cache = dfa.create_cache();
+    let input = Input::new(prefix).anchored(Anchored::No);
+    let Ok(mut s) = dfa.start_state_forward(&mut cache, &input) else {
+        return true;
+    };
+    let clears = cache.clear_count();
+    for &b in prefix.as_bytes() {
+        match dfa.next_state(&mut cache, s, b) {
+            Ok(n) if n.is_match() => return true,
+            Ok(n) if n.is_dead() => return false,
+            Ok(n) => s = n,
+            Err(_) => return true,
+        }
+    }
+    let mut seen = std::collections::HashSet::from([s]);
+    let mut todo = vec![s];
+    while let Some(s) = todo.pop() {
+        if cache.clear_count() != clears || seen.len() > STATES {
+            return true;
+        }
+        match dfa.next_eoi_state(&mut cache, s) {
+            Ok(n) if n.is_match() => return true,
+            Ok(_) => {}
+            Err(_) => return true,
+        }
+        for b in 0..=255u8 {
+            match dfa.next_state(&mut cache, s, b) {
+                Ok(n) if n.is_match() => return true,
+                Ok(n) if n.is_dead() || n.is_quit() => {}
+                Ok(n) => {
+                    if seen.insert(n) {
+                        todo.push(n);
+                    }
+                }
+                Err(_) => return true,
+            }
+        }
+    }
+    cache.clear_count() != clears
+}
+
 /// A glob in an argument position of `rule`: harmless, or why not. `literal_after`: some
 /// word that is not itself a harmless glob comes after it.
 pub(super) fn argument(rule: &ProgramRule, w: &Word, literal_after: bool) -> Result<(), Risk> {
@@ -669,6 +764,19 @@ mod tests {
             n.word(w, *rest);
         }
         n
+    }
+
+    #[test]
+    fn argument_patterns_are_judged_from_the_known_beginning() {
+        assert!(may_match_after("^@", ""));
+        assert!(!may_match_after("^@", "a"));
+        assert!(may_match_after("^@", "@"));
+        assert!(may_match_after("^\\+", ""));
+        assert!(!may_match_after("^\\+", "./"));
+        // Unanchored: `./x.tgz` ends in `.tgz` whatever came first.
+        assert!(may_match_after("\\.(tgz|tar\\.gz)$", "./"));
+        assert!(may_match_after("(?i)^(core|alias)", "CO"));
+        assert!(!may_match_after("(?i)^(core|alias)", "user."));
     }
 
     #[test]
