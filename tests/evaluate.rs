@@ -1509,3 +1509,24 @@ fn argument_patterns_see_words_known_only_when_they_run() {
     assert_allowed(developer(), &["chmod +x ./*.sh", "strings ./*.o"]);
     assert_allowed(read_only(), &["strings a*", "strings ./*"]);
 }
+
+#[test]
+fn a_glob_cannot_name_a_file_a_read_carve_out_refuses() {
+    // With `deny_read` inside the workspace, a file named `-f.env` would make grep read
+    // `.env` as its patterns: `grep x *` is refused there, allowed without carve-outs.
+    let text = include_str!("../policies/read-only.toml")
+        .replace("deny_read = []", "deny_read = [\"{workspace}/.env\"]")
+        .replace("  \"grep -R x *\",\n", "")
+        .replace("  \"ls -1tr *\",\n", "");
+    let carved = Policy::from_toml(&text, "carved.toml").expect("loads");
+    assert_eq!(
+        carved.evaluate(&Context::example(), "grep x *").verdict,
+        Verdict::Deny
+    );
+    assert_eq!(
+        read_only()
+            .evaluate(&Context::example(), "grep x *")
+            .verdict,
+        Verdict::Allow
+    );
+}

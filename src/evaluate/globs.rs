@@ -37,7 +37,8 @@ impl Eval<'_> {
     pub(super) fn glob_judged(&mut self, rule: &ProgramRule, w: &Word, rest: &[Word]) -> bool {
         let known = self.known();
         let literal_after = rest.iter().any(|r| !is_pure_glob(r, &known));
-        let (text, what) = match argument(rule, w, literal_after) {
+        let carved = !self.policy.paths.deny_read.is_empty();
+        let (text, what) = match argument(rule, w, literal_after, carved) {
             Ok(()) => return true,
             Err(Risk::Unread) => return false,
             Err(Risk::Option(x)) => (x, "an option it refuses or cannot check"),
@@ -111,7 +112,7 @@ impl Eval<'_> {
         if !is_pure_glob(w, &self.known()) {
             return false;
         }
-        let x = match option_value(rule, w) {
+        let x = match option_value(rule, w, !self.policy.paths.deny_read.is_empty()) {
             Ok(()) => return true,
             Err(Risk::Option(x)) => x,
             Err(_) => return false,
@@ -456,7 +457,9 @@ fn names(rule: &ProgramRule) -> std::collections::BTreeSet<&str> {
 }
 
 impl OptionWords {
-    pub(super) fn of(rule: &ProgramRule) -> OptionWords {
+    /// `reads_carved`: the policy refuses some reads inside its read roots (`deny_read`), so
+    /// a file name given as a path-read value (`grep -f.env`) may be one of them.
+    pub(super) fn of(rule: &ProgramRule, reads_carved: bool) -> OptionWords {
         let ix = &rule.index;
         let mut harm = Nfa::new();
         let mut shift = Nfa::new();
@@ -468,7 +471,7 @@ impl OptionWords {
             let kind_bad = match kind {
                 // A suffix is only a written path with a `/`, which no file name has.
                 ArgKind::Text | ArgKind::Pattern | ArgKind::BackupSuffix => false,
-                ArgKind::PathRead => !rule.harmless_options,
+                ArgKind::PathRead => !rule.harmless_options || reads_carved,
                 _ => true,
             };
             f.any(
@@ -695,7 +698,12 @@ fn may_match_after(pattern: &str, prefix: &str) -> bool {
 
 /// A glob in an argument position of `rule`: harmless, or why not. `literal_after`: some
 /// word that is not itself a harmless glob comes after it.
-pub(super) fn argument(rule: &ProgramRule, w: &Word, literal_after: bool) -> Result<(), Risk> {
+pub(super) fn argument(
+    rule: &ProgramRule,
+    w: &Word,
+    literal_after: bool,
+    reads_carved: bool,
+) -> Result<(), Risk> {
     if !rule.args.is_empty() || (literal_after && rule.options_before_operands) {
         return Err(Risk::Unread);
     }
@@ -704,7 +712,7 @@ pub(super) fn argument(rule: &ProgramRule, w: &Word, literal_after: bool) -> Res
     if !may_be_option {
         return Ok(());
     }
-    let words = OptionWords::of(rule);
+    let words = OptionWords::of(rule, reads_carved);
     if let Some(x) = p.witness(&words.harm) {
         return Err(Risk::Option(x));
     }
@@ -719,12 +727,12 @@ pub(super) fn argument(rule: &ProgramRule, w: &Word, literal_after: bool) -> Res
 /// A glob as the value of an option of a program whose options are words (`find -name
 /// *.jpg`): its first match is the value, and every further match is read as another word
 /// of the expression. Harmless when no match can be any option word of the program.
-pub(super) fn option_value(rule: &ProgramRule, w: &Word) -> Result<(), Risk> {
+pub(super) fn option_value(rule: &ProgramRule, w: &Word, reads_carved: bool) -> Result<(), Risk> {
     if !rule.single_dash_long || !rule.options_complete || !rule.args.is_empty() {
         return Err(Risk::Unread);
     }
     let p = Pattern::of(w).ok_or(Risk::Unread)?;
-    let words = OptionWords::of(rule);
+    let words = OptionWords::of(rule, reads_carved);
     match p.witness(&words.all) {
         Some(x) => Err(Risk::Option(x)),
         None => Ok(()),
