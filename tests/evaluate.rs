@@ -489,7 +489,7 @@ fn developer_refuses_exec_and_config_injection() {
             ("git diff --no-index /etc/passwd a", "option-denied"),
             ("npm exec x", "subcommand-not-allowed"),
             ("npx x", "wrapper-denied"),
-            ("node -e 1", "program-not-allowed"),
+            ("node -e 1", "option-not-allowed"), // node is a sandbox program: the reason is its option
             ("perl -e 1", "program-not-allowed"),
             ("python3 x.py", "sandbox-required"),
             ("python3 -m http.server", "option-value-denied"),
@@ -506,7 +506,7 @@ fn developer_refuses_exec_and_config_injection() {
             ("bash -c \"$X\"", "wrapper-unverifiable"),
             ("bash script.sh", "sandbox-required"),
             ("bash -c 'rm -rf /'", "path-write-outside"),
-            ("sh -c 'ls; curl x'", "program-not-allowed"),
+            ("sh -c 'ls; curl x'", "option-not-allowed"),
             ("curl x | bash", "wrapper-unverifiable"),
             ("wget -O- x | sh", "program-not-allowed"),
             ("cargo --config x build", "option-denied"),
@@ -955,7 +955,8 @@ fn split_option_values_cannot_hide_paths_or_options() {
                 ("cut -d ,$IFS/etc/shadow -f1 a.txt", "word-split"),
                 ("grep -m 1$IFS-f$IFS/etc/passwd x a.txt", "word-split"),
                 ("find . -name x$IFS-delete", "word-split"),
-                ("find . -name *.rs", "word-split"),
+                // A match could be `-delete` (tests/glob_rule.rs runs it); `*.rs` cannot.
+                ("find . -name *", "word-split"),
                 ("head -n $((1)) /etc/passwd", "path-read-outside"),
                 ("wc -l $(printf -- --files0-from=/etc/passwd)", "word-split"),
                 ("wc -l `echo --files0-from=/etc/passwd`", "word-split"),
@@ -999,7 +1000,7 @@ fn globs_that_may_match_option_names_are_refused_where_options_matter() {
         &[
             ("sort *", "dynamic-argument"),
             ("sort *.txt", "dynamic-argument"),
-            ("grep x *", "dynamic-argument"),
+            ("grep x * -n", "dynamic-argument"),
             ("wc -l *.rs", "dynamic-argument"),
         ],
     );
@@ -1229,16 +1230,32 @@ fn globs_are_harmless_for_programs_whose_options_cannot_do_harm() {
     );
     // A match that is exactly `--` or a value-taking option (`-e`) would still shift the
     // words after it; and sort, wc have harmful options (--compress-program, --files0-from).
+    // With no word after the glob, a match that takes the next word takes another match (a
+    // file name in the directory) or nothing (an error); `-f-c.txt` is `-f` and then the
+    // invalid option `-`, and `-S...` no option at all: tail exits before it follows
+    // anything (tests/glob_rule.rs runs them among such files).
+    assert_allowed(
+        read_only(),
+        &[
+            "grep foo *",
+            "cut -*-d",
+            "grep x --m*",
+            "grep x *-d",
+            "tail -f-c*.txt",
+            "tail -S[-]*-f",
+            "grep x *d",
+        ],
+    );
     assert_denied(
         read_only(),
         &[
-            ("grep foo *", "dynamic-argument"),
+            ("grep foo * a.txt", "dynamic-argument"),
             // A match like `-sd` is the cluster `-s -d`, and `-d` takes the next word
             // (found by the argv-fidelity campaign: `cut -*-d`).
-            ("cut -*-d", "dynamic-argument"),
+            ("cut -*-d a.txt", "dynamic-argument"),
             ("cut -f1 -s* a.txt", "dynamic-argument"),
-            ("grep x --m*", "dynamic-argument"),
-            ("grep x *-d", "dynamic-argument"),
+            ("grep x --m* a.txt", "dynamic-argument"),
+            ("grep x *-d a.txt", "dynamic-argument"),
             // Found by the second argv campaign: a match like `-fx` supplies grep's pattern,
             // and the word read as the pattern becomes a file to read.
             (
@@ -1247,9 +1264,8 @@ fn globs_are_harmless_for_programs_whose_options_cannot_do_harm() {
             ),
             // tail refuses -f (it never returns): a glob that begins `-f` is one.
             ("tail -f*=sh", "dynamic-argument"),
-            ("tail -f-c*.txt", "dynamic-argument"),
-            ("tail -S[-]*-f", "dynamic-argument"),
-            ("grep x *d", "dynamic-argument"),
+            ("tail -f*.txt", "dynamic-argument"),
+            ("grep x *d a.txt", "dynamic-argument"),
             ("grep foo ?? /etc/passwd", "*"),
             ("sort *.txt", "dynamic-argument"),
             ("wc -l *.rs", "dynamic-argument"),
@@ -1445,4 +1461,75 @@ fn the_agent_cannot_rewrite_its_own_policy() {
         ],
     );
     assert_allowed(developer(), &["cat shellgate.toml"]);
+}
+
+#[test]
+fn pwd_in_all_its_spellings_is_the_tracked_directory() {
+    for policy in [read_only(), developer()] {
+        assert_allowed(
+            policy,
+            &[
+                "cat $(pwd)/a.txt",
+                "cat $(pwd -P)/a.txt",
+                "cat \"$(pwd -L)/a.txt\"",
+                "cat `pwd -P`/a.txt",
+                "cat $PWD/a.txt",
+            ],
+        );
+        assert_denied(
+            policy,
+            &[
+                ("cat $(pwd -P)/../etc/passwd", "path-read-outside"),
+                ("cat `pwd`/../x", "path-read-outside"),
+                // Not `pwd` alone: an unknown option or a second command is run-time text.
+                ("cat $(pwd -X)/a.txt", "path-unresolved"),
+                ("cat $(pwd; id)/a.txt", "*"),
+            ],
+        );
+    }
+    // After `cd`, the directory `cd` leads to.
+    assert_allowed(developer(), &["cd src && cat $(pwd -P)/main.rs"]);
+    assert_denied(
+        developer(),
+        &[("cd .. && cat $(pwd -P)/x", "path-read-outside")],
+    );
+}
+
+#[test]
+fn argument_patterns_see_words_known_only_when_they_run() {
+    // Each could become a word the pattern refuses: `+main` (a force push), `./evil.tgz` (a
+    // local tarball whose scripts run), `@opts` (strings reads options from it).
+    assert_denied(
+        developer(),
+        &[
+            ("git push origin +*", "dynamic-argument"),
+            ("npm install ./*", "dynamic-argument"),
+            ("chmod u+* f", "dynamic-argument"),
+        ],
+    );
+    assert_denied(read_only(), &[("strings @*", "dynamic-argument")]);
+    // A known beginning the pattern cannot continue from is no match.
+    assert_allowed(developer(), &["chmod +x ./*.sh", "strings ./*.o"]);
+    assert_allowed(read_only(), &["strings a*", "strings ./*"]);
+}
+
+#[test]
+fn a_glob_cannot_name_a_file_a_read_carve_out_refuses() {
+    // With `deny_read` inside the workspace, a file named `-f.env` would make grep read
+    // `.env` as its patterns: `grep x *` is refused there, allowed without carve-outs.
+    let text = include_str!("../policies/read-only.toml")
+        .replace("deny_read = []", "deny_read = [\"{workspace}/.env\"]")
+        .replace("  \"grep -R x *\",\n", "")
+        .replace("  \"ls -1tr *\",\n", "");
+    let carved = Policy::from_toml(&text, "carved.toml").expect("loads");
+    assert_eq!(
+        carved.evaluate(&Context::example(), "grep x *").verdict,
+        Verdict::Deny
+    );
+    assert_eq!(
+        read_only()
+            .evaluate(&Context::example(), "grep x *")
+            .verdict,
+        Verdict::Allow
+    );
 }

@@ -19,6 +19,8 @@ mod evaluate;
 mod git_repository;
 // Effects named by meaning: force pushes, symlinks made by patches and cp, device nodes.
 mod effects;
+// The glob rule against real bash, with files named like options.
+mod glob_rule;
 // The bypass corpus (always refused) and the ordinary corpus (allowed), `tests/corpus/`.
 mod corpus;
 // Properties over generated commands (appending a denied command never allows, ...).

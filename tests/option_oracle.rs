@@ -443,7 +443,11 @@ fn an_unknown_option_names_the_allowed_ones_or_the_closest() {
     let d = decide("read-only", "pwd -x");
     let r = &d.reasons[0];
     assert_eq!(r.code, "option-not-allowed");
-    assert!(r.message.contains("(allowed: -L -P)"), "{}", r.message);
+    assert!(
+        r.message.contains("(allowed: --help -L -P)"),
+        "{}",
+        r.message
+    );
 }
 
 #[test]
@@ -554,6 +558,24 @@ impl Scratch {
             home,
         };
         s.reset();
+        // A certificate for `openssl x509` (when openssl is there).
+        let _ = Command::new("openssl")
+            .args([
+                "req",
+                "-x509",
+                "-nodes",
+                "-newkey",
+                "rsa:2048",
+                "-days",
+                "1",
+                "-subj",
+                "/CN=oracle",
+            ])
+            .args(["-keyout", "key.pem", "-out", "cert.pem"])
+            .current_dir(&s.ws)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
         s.git(&["init", "-q"]);
         s.git(&["add", "-A"]);
         s.git(&["commit", "-qm", "init"]);
@@ -582,6 +604,9 @@ impl Scratch {
         w("mv1.txt", b"move me\n");
         w("rm1.txt", b"remove me\n");
         w("fix.patch", b"");
+        // An empty zip (its end-of-central-directory record) and an empty tar.
+        w("a.zip", b"PK\x05\x06\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0");
+        w("a.tar", &[0u8; 10240]);
         w("Cargo.toml", b"[package]\nname = \"oracle\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n");
         w("src/main.rs", b"fn main() {\n    println!(\"hi\");\n}\n");
         w("package.json", b"{\"name\": \"oracle\", \"version\": \"1.0.0\", \"scripts\": {\"test\": \"true\", \"start\": \"true\", \"build\": \"true\"}}\n");
@@ -629,6 +654,11 @@ fn template(program: &str) -> Option<(Vec<&'static str>, Vec<&'static str>)> {
         | "hexdump" | "xxd" | "file" | "stat" | "du" | "realpath" | "sha256sum" | "md5sum" => {
             (&[], &["a.txt"])
         }
+        "strings" | "base64" => (&[], &["a.txt"]),
+        "cmp" => (&[], &["a.txt", "b.txt"]),
+        "unzip" => (&["-l"], &["a.zip"]),
+        "tar" => (&["-t", "-f", "a.tar"], &[]),
+        "shred" | "truncate" => (&[], &["rm1.txt"]),
         "cut" => (&[], &["-f1", "a.txt"]),
         "grep" | "rg" => (&[], &["alpha", "a.txt"]),
         "find" => (&["."], &[]),
@@ -679,6 +709,8 @@ fn sub_template(program: &str, sub: &str) -> Option<Vec<&'static str>> {
         ("cargo", "add") => &["serde"],
         ("cargo", _) => &[],
         ("npm", _) => &[],
+        ("openssl", "x509") => &["-noout", "-in", "cert.pem"],
+        ("openssl", "version") => &[],
         _ => return None,
     };
     Some(post.to_vec())
@@ -710,6 +742,11 @@ fn helper_allowed(program: &str, exe: &str, s: &Scratch) -> bool {
         }
         // npm runs node, and the workspace's own scripts through sh.
         "npm" => matches!(base, "node" | "sh" | "true"),
+        // tar filters archives through the compressors it names itself (-z, -j, -J, -a, ...).
+        "tar" => matches!(
+            base,
+            "gzip" | "bzip2" | "xz" | "lzip" | "lzma" | "lzop" | "zstd" | "compress" | "gunzip"
+        ),
         _ => false,
     }
 }
@@ -1155,7 +1192,8 @@ fn assert_clean(t: &Tally) {
 /// The programs of read-only.toml that exist as executables.
 const FAST: &[&str] = &[
     "ls", "cat", "grep", "find", "wc", "head", "tail", "sort", "uniq", "cut", "tr", "diff", "stat",
-    "du", "file", "basename", "dirname", "realpath", "od", "hexdump", "xxd",
+    "du", "file", "basename", "dirname", "realpath", "od", "hexdump", "xxd", "strings", "cmp",
+    "base64", "unzip", "tar", "openssl",
 ];
 
 /// developer.toml's programs beyond read-only's.
@@ -1184,6 +1222,8 @@ const FULL: &[&str] = &[
     "git",
     "cargo",
     "npm",
+    "shred",
+    "truncate",
 ];
 
 fn chosen(list: &[&'static str]) -> Vec<&'static str> {

@@ -158,8 +158,12 @@ impl Eval<'_> {
                         continue;
                     }
                     fields => {
+                        if !rule.args.is_empty() {
+                            self.patterns_unchecked(rule, w);
+                        }
                         if !options_over {
-                            self.dynamic_arg(rule, w, &fields, restricted, plus_options);
+                            let rest = &args[i..];
+                            self.dynamic_arg(rule, w, &fields, restricted, plus_options, rest);
                         }
                         if fields.is_many() {
                             p.many.insert(p.operands.len());
@@ -207,6 +211,7 @@ impl Eval<'_> {
             }
             if rule.single_dash_long || s.starts_with("--") {
                 let (name, glued) = match s.split_once('=') {
+                    _ if !rule.glued_options.is_empty() => glued_option(rule, s),
                     Some((n, v)) => (n, Some(v)),
                     None => (s, None),
                 };
@@ -408,7 +413,16 @@ impl Eval<'_> {
                 let in_middle = spec.repeat.is_some()
                     && idx >= spec.head.len()
                     && count - idx > spec.tail.len();
-                if !in_middle {
+                // A glob as the last leading operand whose extra matches are more of the
+                // repeated kind (`grep ^[<>] f`): checked as both kinds, not refused.
+                let lands = (!in_middle && super::globs::is_pure_glob(w, &known))
+                    .then(|| super::globs::lands_in_repeat(&spec, idx))
+                    .flatten();
+                if let Some(repeat) = lands {
+                    if repeat != kind {
+                        self.value(rule, repeat, Value::Word(w));
+                    }
+                } else if !in_middle {
                     let policy = self.policy;
                     let msg = format!(
                         "this word may become any number of words when it runs, and the operands of `{}` mean different things by position; name the operand exactly",
@@ -689,6 +703,7 @@ impl Eval<'_> {
             if (ix.options_restricted || ix.checked_operands)
                 && static_text(w).is_none()
                 && w.fields(&self.known()).is_many()
+                && !self.value_glob_judged(rule, written, w)
             {
                 let policy = self.policy;
                 let msg = format!(
@@ -856,6 +871,7 @@ impl Eval<'_> {
         fields: &Fields,
         restricted: bool,
         plus: bool,
+        rest: &[Word],
     ) {
         if !restricted || !fields.may_be_option(plus) {
             // Every word it becomes is an operand: the operand checks see it.
@@ -868,6 +884,9 @@ impl Eval<'_> {
         if let Fields::Many { split: false, .. } = fields {
             // A program with refused options is never harmless: a match could be one.
             if rule.index.harmless_globs && !glob_may_shift(rule, w) {
+                return;
+            }
+            if self.glob_judged(rule, w, rest) {
                 return;
             }
         }
@@ -1082,6 +1101,32 @@ fn last_char(pattern: &str) -> LastChar {
         LastChar::Is(last)
     } else {
         LastChar::Any
+    }
+}
+
+/// An option word of a program with `glued_options` (`gcc -Iinclude`): the option and its
+/// glued value. A listed word (`-Wall`, `-std=c99`) is itself; otherwise the longest glued
+/// option it starts with takes the rest as its value.
+fn glued_option<'s>(rule: &ProgramRule, s: &'s str) -> (&'s str, Option<&'s str>) {
+    let split = s.split_once('=');
+    let known = |n: &str| rule.index.facts(n).known();
+    if known(s) {
+        return (s, None);
+    }
+    if let Some((n, v)) = split.filter(|(n, _)| known(n)) {
+        return (n, Some(v));
+    }
+    let best = rule
+        .glued_options
+        .iter()
+        .filter(|o| s.len() > o.len() && s.starts_with(o.as_str()))
+        .max_by_key(|o| o.len());
+    match best {
+        Some(o) => (&s[..o.len()], Some(&s[o.len()..])),
+        None => match split {
+            Some((n, v)) => (n, Some(v)),
+            None => (s, None),
+        },
     }
 }
 

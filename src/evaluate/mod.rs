@@ -21,6 +21,7 @@ mod dispatch;
 mod env;
 mod git_config;
 mod git_repo;
+mod globs;
 mod kinds;
 mod patches;
 mod path_rules;
@@ -159,7 +160,11 @@ impl<'a> Eval<'a> {
     /// What is known of the values of `$PWD` and `$HOME` where the command runs.
     fn known(&self) -> shell::Known {
         shell::Known {
-            pwd_splits: self.cwds.iter().any(|d| path_splits(d)),
+            // `$(pwd -P)` is the directory with symlinks resolved: its text splits too.
+            pwd_splits: self
+                .cwds
+                .iter()
+                .any(|d| path_splits(d) || std::fs::canonicalize(d).is_ok_and(|r| path_splits(&r))),
             home_splits: path_splits(&self.ctx.home),
             output_dir_splits: self.ctx.output_dir.as_deref().map(path_splits),
         }

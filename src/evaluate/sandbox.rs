@@ -60,7 +60,16 @@ impl<'a> Eval<'a> {
         // rules' result is the one to keep.
         self.args(rule, &checked[1..], words[0].span, span);
         if !self.allowed_since(&before) {
-            self.restore(ordinary);
+            // Both refuse: the sandbox rule's reasons say what it would allow (a missing
+            // option, a path), so they are kept too; "not an allowed program" is dropped, as
+            // the program is allowed, under the sandbox.
+            let sandboxed = self.restore(ordinary);
+            let start = before.reasons.min(self.reasons.len());
+            let not_listed = ReasonCode::ProgramNotAllowed.as_str();
+            if self.reasons[start..].iter().any(|r| r.code == not_listed) {
+                self.reasons.truncate(start);
+            }
+            self.reasons.extend(sandboxed.kept);
             return true;
         }
         let (code, why) = match self.ctx.sandbox {

@@ -435,6 +435,8 @@ pub struct ProgramRule {
     pub replaced: Vec<String>,
     /// git: repositories besides the workspace's own that it may use.
     pub repositories: Vec<PathPattern>,
+    /// Options of a `single_dash_long` program whose value may be glued (`-Iinclude`).
+    pub glued_options: BTreeSet<String>,
     /// What the evaluator reads of the lists above, worked out once: built when the policy
     /// is loaded, and rebuilt by [`Policy::reindex`] after a caller changes the lists (and
     /// after the binary form is read: it is not part of it).

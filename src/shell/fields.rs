@@ -269,7 +269,9 @@ pub(crate) fn is_plain(p: &Param, name: &str) -> bool {
         && p.words.is_empty()
 }
 
-/// `$(pwd)` or `` `pwd` ``: one simple command `pwd` with nothing else.
+/// `$(pwd)` or `` `pwd` `` (also `pwd -P` / `pwd -L`): one simple command `pwd` with
+/// nothing else. `-P` prints the directory with symlinks resolved: the same directory, so a
+/// path under it names the file the logical path names.
 pub(crate) fn is_pwd(script: &super::Script) -> bool {
     match script.commands.as_slice() {
         [Command::Simple(c)] => {
@@ -277,8 +279,10 @@ pub(crate) fn is_pwd(script: &super::Script) -> bool {
                 && c.redirects.is_empty()
                 && c.keywords.is_empty()
                 && !c.background
-                && c.words.len() == 1
-                && c.words[0].static_value().as_deref() == Some("pwd")
+                && c.words.first().and_then(|w| w.static_value()).as_deref() == Some("pwd")
+                && c.words.iter().skip(1).all(|w| {
+                    w.parts.len() == 1 && matches!(w.static_value().as_deref(), Some("-P" | "-L"))
+                })
         }
         _ => false,
     }

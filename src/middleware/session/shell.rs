@@ -181,8 +181,11 @@ impl Shell {
         // `err_fd` for code execution calls, which capture stderr apart; if it cannot be
         // kept, the start fails rather than lose stderr.
         let token = token()?;
+        // The glob rule of the policy (`evaluate/globs.rs`) holds under bash's default
+        // globbing options: pinned here, whatever the environment said.
+        const GLOB_DEFAULTS: &str = "\\builtin shopt -u dotglob nocaseglob globstar nullglob failglob extglob 2>/dev/null; \\builtin shopt -s globskipdots 2>/dev/null\n";
         let script = format!(
-            "exec {err_fd}>&2 2>&1 || exit 97\n{}\\builtin printf '\\n%s %d %s %s\\n' SG_END_{token} 0 \"$PWD\" SG_END_{token}\n",
+            "exec {err_fd}>&2 2>&1 || exit 97\n{GLOB_DEFAULTS}{}\\builtin printf '\\n%s %d %s %s\\n' SG_END_{token} 0 \"$PWD\" SG_END_{token}\n",
             config.limits.script()
         );
         if let Err(e) = shell

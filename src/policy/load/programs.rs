@@ -154,6 +154,14 @@ pub struct RawProgram {
     /// the included one (whose denials are then dropped: `lint-replaced-rule` names them).
     #[serde(default)]
     pub replace: bool,
+    /// For a program whose options are words (`single_dash_long`): options whose value may
+    /// be glued to them (`gcc -Iinclude -DNDEBUG -lpthread -Wno-unused -g3`). A word that is
+    /// no listed option and starts with one of these is that option with the rest as its
+    /// value (the longest that fits); alone, the option takes the next word only if it is in
+    /// `options_with_value`.
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub glued_options: Vec<Spanned<String>>,
 }
 
 /// `"path-read"` or `["pattern", "path-read..."]`.
@@ -435,6 +443,16 @@ impl Loader {
                 );
             }
         }
+        let glued_options = self.options(file, &raw.glued_options);
+        for o in &glued_options {
+            if !raw.single_dash_long {
+                self.diag(
+                    DiagnosticCode::PolicyInvalidOption,
+                    format!("`{o}` of `{name}` takes a glued value: glued_options are for programs with single_dash_long (a cluster reads glued values already)"),
+                    file.loc(span.clone()),
+                );
+            }
+        }
         let mut extra_operands = Verdict::Deny;
         if let Some(v) = &raw.extra_operands {
             extra_operands = self.verdict(file, v).unwrap_or(Verdict::Deny);
@@ -489,6 +507,7 @@ impl Loader {
             opens_for_writing: raw.opens_for_writing,
             repositories,
             replaced: Vec::new(),
+            glued_options,
             // Built once the whole policy is loaded (includes and inherited options merged).
             index: Default::default(),
         })
