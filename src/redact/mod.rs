@@ -49,7 +49,7 @@ mod engine;
 mod stream;
 
 pub use config::{BlockDef, RedactConfig, RedactError, RuleDef, SectionIf};
-pub use engine::{shannon_entropy, RuleSet, BUILTIN_RULES};
+pub use engine::{entropy_threshold, shannon_entropy, RuleSet, BUILTIN_RULES};
 pub use stream::Redactor;
 
 use std::collections::BTreeMap;
