@@ -1145,3 +1145,31 @@ fn scanner_rule_tests_recall_and_false_positives() {
 const HAND_FLOOR: f64 = 92.0;
 const GENERATED_FLOOR: f64 = 98.5;
 const BENIGN_CEILING: f64 = 1.5;
+
+/// Real command output with no secret in it (`cargo build -v`, `git log -p` and `git log
+/// --stat` of this repository, a `package-lock.json`, `kubectl get -o yaml` of non-secret
+/// kinds): not one byte may change, whole or chunked.
+#[test]
+fn real_command_output_without_secrets_is_untouched() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/benign");
+    let mut files = 0;
+    for entry in std::fs::read_dir(&dir).expect("tests/data/benign") {
+        let path = entry.expect("entry").path();
+        let input = std::fs::read(&path).expect("readable");
+        let (out, stats) = RuleSet::builtin().redact(&input);
+        assert!(
+            out == input,
+            "{}: changed ({:?})",
+            path.display(),
+            stats.iter().collect::<Vec<_>>()
+        );
+        assert_eq!(
+            chunked(&input, &[4096, 1, 777]),
+            input,
+            "{}",
+            path.display()
+        );
+        files += 1;
+    }
+    assert!(files >= 5, "only {files} corpora");
+}
