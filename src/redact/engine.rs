@@ -263,7 +263,7 @@ impl Compiled {
     /// Whether a candidate secret passes the rule's filters and the set's `global` allow.
     fn accepts(&self, secret: &[u8], global: Option<&Regex>) -> bool {
         if let Some(min) = self.entropy {
-            if shannon_entropy(secret) < entropy_threshold(secret, min) {
+            if shannon_entropy(secret) < threshold_for(secret, min) {
                 return false;
             }
         }
@@ -277,7 +277,7 @@ impl Compiled {
             }
             rest.extend_from_slice(&secret[at..]);
             if rest.len() < MIN_REST
-                || shannon_entropy(&rest) < entropy_threshold(&rest, self.entropy.unwrap_or(3.0))
+                || shannon_entropy(&rest) < threshold_for(&rest, self.entropy.unwrap_or(3.0))
             {
                 return false;
             }
@@ -323,6 +323,18 @@ pub fn entropy_threshold(secret: &[u8], min: f64) -> f64 {
         return min;
     };
     min * (symbols.log2() / 6.0).powf(0.75)
+}
+
+/// [`entropy_threshold`] for a secret of `len` bytes: a short random string cannot reach the
+/// entropy of its alphabet (at most log2(len) bits per byte), so from 12 bytes on the threshold
+/// is at most 90% of that bound.
+fn threshold_for(secret: &[u8], min: f64) -> f64 {
+    let t = entropy_threshold(secret, min);
+    if secret.len() >= 12 {
+        t.min(0.9 * (secret.len() as f64).log2())
+    } else {
+        t
+    }
 }
 
 /// Shannon entropy of a byte string, in bits per byte (0 for the empty string).
