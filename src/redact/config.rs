@@ -79,8 +79,11 @@ pub struct BlockDef {
 /// or after the header), that matches `key` decides: the section is redacted if that line also
 /// matches `value`, and left alone if not. With no such line before the mapping ends (a line
 /// indented less, a `---` line, the end of the stream, or the [`super::MAX_BLOCK_LINES`] /
-/// [`super::MAX_BLOCK_BYTES`] bound), the section is redacted: output cut by `head` or
-/// `grep` must not leak a Secret. Sections are held until they are decided. The rule's
+/// [`super::MAX_BLOCK_BYTES`] bound), the section's values are redacted by their shape: each
+/// base64 value (what every Secret's `data` holds) and each token-like value with a secret's
+/// entropy goes, plain settings (`debug`, URLs, numbers) stay, so output cut by `head` or
+/// `grep` leaks no Secret and a ConfigMap's settings stay readable. Sections are held until
+/// they are decided. The rule's
 /// `keywords` must select the `key` lines too.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -337,6 +337,31 @@ fn threshold_for(secret: &[u8], min: f64) -> f64 {
     }
 }
 
+/// Whether a value of a section whose mapping never said what it is (a Kubernetes `data:` with
+/// no `kind:` in sight) is shaped like secret data: base64 of 8 bytes or more (what every
+/// Secret's `data` holds; not a lowercase word), or a token-like run (letters, digits, `_+=-`)
+/// of 16 bytes or more with the entropy of a secret. Plain settings (`debug`, URLs, paths,
+/// numbers, lists) are not.
+pub(crate) fn secret_shaped(value: &[u8]) -> bool {
+    let body = value
+        .strip_suffix(b"==")
+        .or_else(|| value.strip_suffix(b"="))
+        .unwrap_or(value);
+    let base64 = value.len() >= 8
+        && value.len() % 4 == 0
+        && body
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/'))
+        && !value.iter().all(u8::is_ascii_lowercase)
+        && !value.iter().all(u8::is_ascii_digit);
+    let token = value.len() >= 16
+        && value
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'+' | b'=' | b'-'))
+        && shannon_entropy(value) >= threshold_for(value, 3.5);
+    base64 || token
+}
+
 /// Shannon entropy of a byte string, in bits per byte (0 for the empty string).
 pub fn shannon_entropy(data: &[u8]) -> f64 {
     if data.is_empty() {
@@ -729,7 +754,7 @@ impl RuleSet {
         &self,
         line: &[u8],
         cands: &[(u32, usize)],
-        extra: Option<u32>,
+        extra: Option<(u32, bool)>,
         out: &mut Vec<u8>,
         counts: &mut [u64],
         scratch: &mut Scratch,
@@ -756,7 +781,7 @@ impl RuleSet {
         &self,
         line: &[u8],
         cands: &[(u32, usize)],
-        extra: Option<u32>,
+        extra: Option<(u32, bool)>,
         out: &mut Vec<u8>,
         counts: &mut [u64],
         scratch: &mut Scratch,
@@ -775,7 +800,8 @@ impl RuleSet {
         let mut markers_done = false;
         // A section rule (given only inside its section) goes first: there it is the most
         // specific rule.
-        let run = extra.map(|e| (e, usize::MAX)).into_iter().chain(
+        let by_shape = extra.filter(|e| e.1).map(|e| e.0);
+        let run = extra.map(|e| (e.0, usize::MAX)).into_iter().chain(
             cands
                 .iter()
                 .copied()
@@ -836,7 +862,8 @@ impl RuleSet {
                         let ok = key_ok
                             && !markers.iter().any(|&(ms, me)| s <= me && ms <= e)
                             && !found.iter().any(|&(fs, fe, _)| s < fe && fs < e)
-                            && rule.accepts(&line[s..e], global);
+                            && rule.accepts(&line[s..e], global)
+                            && (by_shape != Some(ri) || secret_shaped(&line[s..e]));
                         if ok {
                             found.push((s, e, ri));
                         }
