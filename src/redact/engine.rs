@@ -292,7 +292,7 @@ const MIN_REST: usize = 8;
 
 /// The entropy `secret` must reach under a rule threshold `min` (bits per byte), which is set
 /// for secrets drawn from a rich alphabet (64 symbols, 6 bits). A secret made only of digits
-/// (10 symbols), only of hex digits (16; `-` allowed, for UUIDs) or only of one case of
+/// (10 symbols), only of hex digits (16; `-` and `:` allowed: UUIDs, `user:password` pairs) or only of one case of
 /// letters and digits (36) cannot reach that: it is held to `min * (bits / 6)^0.75`, where
 /// `bits` is its alphabet's capacity: 2.25 for digits, 2.6 for hex, 3.1 for lowercase letters
 /// and digits under a threshold of 3.5, each below what random strings of that alphabet
@@ -300,7 +300,7 @@ const MIN_REST: usize = 8;
 /// and repeated patterns (`1733097600000`: 1.9).
 pub fn entropy_threshold(secret: &[u8], min: f64) -> f64 {
     let digits = secret.iter().all(u8::is_ascii_digit);
-    let body = secret.iter().filter(|&&b| b != b'-');
+    let body = secret.iter().filter(|&&b| b != b'-' && b != b':');
     let hex = body
         .clone()
         .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(b))
