@@ -381,6 +381,10 @@ fn invalid_user_rules_name_the_rule_and_the_problem() {
     let e =
         config_error("[[rule]]\nid = \"Not_Kebab\"\nkeywords = [\"abc\"]\nregex = '''(abc)'''\n");
     assert!(e.contains("Not_Kebab") && e.contains("kebab"), "{e}");
+    let e = config_error(
+        "[[rule]]\nid = \"keyless\"\nkeywords = [\"abc\"]\nregex = '''abc=(\\w+)'''\nkey_allow = ['''Id$''']\n",
+    );
+    assert!(e.contains("keyless") && e.contains("named `key`"), "{e}");
     let e = config_error("disable = [\"no-such-rule\"]\n");
     assert!(e.contains("no-such-rule"), "{e}");
     let e = config_error("unknown = 1\n");
@@ -392,6 +396,46 @@ fn invalid_user_rules_name_the_rule_and_the_problem() {
         }),
         Err(RedactError::UnknownRule { .. })
     ));
+}
+
+/// A user rule's `key_allow` filters on its `key` group: the name decides, not the value.
+#[test]
+fn key_allow_filters_on_the_key_name() {
+    let config = RedactConfig::from_toml_str(
+        "builtin = false\n[[rule]]\nid = \"acme\"\nkeywords = [\"acme\"]\nregex = '''(?P<key>acme[A-Za-z]*)=(?P<secret>\\w{8,})'''\nkey_allow = ['''Id$''']\n",
+    )
+    .expect("parses");
+    let set = RuleSet::with_config(&config).expect("compiles");
+    let (out, _) = set.redact(b"acmeToken=Zq8Lr3Vx6Nm1 acmeClientId=Zq8Lr3Vx6Nm1\n");
+    assert_eq!(
+        String::from_utf8_lossy(&out),
+        "acmeToken=[REDACTED:acme] acmeClientId=Zq8Lr3Vx6Nm1\n"
+    );
+}
+
+/// Entropy thresholds per alphabet: random values of each alphabet pass, runs and counters
+/// do not (issue 26: one threshold for every charset rejected hex and numeric secrets).
+#[test]
+fn entropy_thresholds_follow_the_alphabet() {
+    use shellgate::redact::{entropy_threshold, shannon_entropy};
+    let cases: [(&[u8], bool); 6] = [
+        (b"6941056460664420", true),
+        (b"1733097600000", false),
+        (b"ef119384-e246-48f3-91a7-b63300d2d3cf", true),
+        (b"aaaabbbbccccdddd", false),
+        (b"tk8qha0cd7og0ktcdo3zozf4ek77", true),
+        (b"Zq8Lr3Vx6Nm1Kp4Tw7Yb2Hc5", true),
+    ];
+    for (v, secret) in cases {
+        assert_eq!(
+            shannon_entropy(v) >= entropy_threshold(v, 3.5),
+            secret,
+            "{}: {:.2} vs {:.2}",
+            String::from_utf8_lossy(v),
+            shannon_entropy(v),
+            entropy_threshold(v, 3.5)
+        );
+    }
 }
 
 #[test]
