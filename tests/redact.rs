@@ -1236,7 +1236,7 @@ fn scanner_rule_tests_recall_and_false_positives() {
 /// What the pack reached on the scanner measure; a change may raise these, never lower them.
 const HAND_FLOOR: f64 = 95.0;
 const GENERATED_FLOOR: f64 = 99.5;
-const BENIGN_CEILING: f64 = 1.5;
+const BENIGN_CEILING: f64 = 1.0;
 
 /// Real command output with no secret in it (`cargo build -v`, `git log -p` and `git log
 /// --stat` of this repository, a `package-lock.json`, `kubectl get -o yaml` of non-secret
