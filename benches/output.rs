@@ -8,7 +8,7 @@ use shellgate::truncate::{truncate, TruncateConfig};
 
 #[path = "support/inputs.rs"]
 mod inputs;
-use inputs::{build_log, lookalike_log};
+use inputs::{build_log, build_log_of, lookalike_log, lookalike_log_of};
 
 fn copy(input: &[u8]) -> Vec<u8> {
     let mut v = Vec::with_capacity(input.len());
@@ -27,6 +27,36 @@ fn bench(c: &mut Criterion) {
         });
         g.bench_with_input(BenchmarkId::new("redact", input.len()), input, |b, i| {
             b.iter(|| set.redact(black_box(i)))
+        });
+        g.bench_with_input(
+            BenchmarkId::new("redact-stream-64k", input.len()),
+            input,
+            |b, i| {
+                b.iter(|| {
+                    let mut r = Redactor::new(set);
+                    let mut out = Vec::with_capacity(i.len());
+                    for chunk in i.chunks(64 * 1024) {
+                        r.feed(black_box(chunk), &mut out);
+                    }
+                    r.finish(&mut out);
+                    out
+                })
+            },
+        );
+        g.finish();
+    }
+    // 50 MB: the look-alike log's counters reach six digits (`secretName: app-tls-104857`),
+    // which a 1 MiB input never shows; few samples, each pass takes a while.
+    let big = [
+        ("build-log-50mb", build_log_of(50_000_000)),
+        ("lookalikes-50mb", lookalike_log_of(50_000_000)),
+    ];
+    for (name, input) in &big {
+        let mut g = c.benchmark_group(format!("redact/{name}"));
+        g.sample_size(10);
+        g.throughput(Throughput::Bytes(input.len() as u64));
+        g.bench_with_input(BenchmarkId::new("byte-copy", input.len()), input, |b, i| {
+            b.iter(|| copy(black_box(i)))
         });
         g.bench_with_input(
             BenchmarkId::new("redact-stream-64k", input.len()),

@@ -4,9 +4,14 @@ const SIZE: usize = 1 << 20;
 
 /// A typical cargo/npm/pytest style log (about 1 MiB), with a handful of secrets.
 pub fn build_log() -> Vec<u8> {
+    build_log_of(SIZE)
+}
+
+/// [`build_log`] of about `size` bytes.
+pub fn build_log_of(size: usize) -> Vec<u8> {
     let mut s = String::new();
     let mut i = 0u64;
-    while s.len() < SIZE {
+    while s.len() < size {
         i += 1;
         match i % 16 {
             0 => s.push_str(&format!("   Compiling serde_derive v1.0.{i} (registry+https://github.com/rust-lang/crates.io-index)\n")),
@@ -36,9 +41,15 @@ pub fn build_log() -> Vec<u8> {
 /// Output dense with look-alikes and keywords (about 1 MiB): digests, SHAs, UUIDs, placeholders,
 /// documentation keys, token-like words, URLs, base64.
 pub fn lookalike_log() -> Vec<u8> {
+    lookalike_log_of(SIZE)
+}
+
+/// [`lookalike_log`] of about `size` bytes (its counters grow with it: past 7 MB they have six
+/// digits, as in `secretName: app-tls-104857`).
+pub fn lookalike_log_of(size: usize) -> Vec<u8> {
     let mut s = String::new();
     let mut i = 0u64;
-    while s.len() < SIZE {
+    while s.len() < size {
         i += 1;
         let h = i.wrapping_mul(0x9e3779b97f4a7c15);
         match i % 14 {

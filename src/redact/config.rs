@@ -31,11 +31,21 @@ pub struct RuleDef {
     /// The pattern; the secret is group `secret` or group 1.
     pub regex: String,
     /// Minimum Shannon entropy (bits per byte) of the secret; below it the match is not a secret.
+    /// The threshold is for a secret drawn from a rich alphabet (letters of both cases and
+    /// digits); a secret made only of digits, or only of hex digits (UUIDs included), is held
+    /// to the same fraction of its alphabet's capacity (see [`super::entropy_threshold`]).
     pub entropy: Option<f64>,
-    /// Case-insensitive substrings; a secret containing one is a placeholder, not a secret.
+    /// Case-insensitive words that carry no randomness (`test`, `changeme`): they are taken out
+    /// of the secret before its entropy is measured, and a secret with fewer than 8 bytes or
+    /// too little entropy left is a placeholder (`changeme123`), while `shippo_test_` followed
+    /// by 40 random hex digits stays a secret.
     pub stopwords: Vec<String>,
     /// Regexes (bytes, Unicode off); a secret matching one is allowed through.
     pub allow: Vec<String>,
+    /// Regexes (bytes, Unicode off) on the capture group named `key` (the name a value is
+    /// assigned to): a match whose key matches one names no secret (`credentialsId`,
+    /// `secretName`, `publicToken`). Needs a `key` group in `regex`.
+    pub key_allow: Vec<String>,
     /// Makes this a multi-line block rule (private-key blocks); see [`BlockDef`].
     pub block: Option<BlockDef>,
     /// Makes this a section rule: the `regex` applies to the lines indented under a header line
@@ -69,8 +79,11 @@ pub struct BlockDef {
 /// or after the header), that matches `key` decides: the section is redacted if that line also
 /// matches `value`, and left alone if not. With no such line before the mapping ends (a line
 /// indented less, a `---` line, the end of the stream, or the [`super::MAX_BLOCK_LINES`] /
-/// [`super::MAX_BLOCK_BYTES`] bound), the section is redacted: output cut by `head` or
-/// `grep` must not leak a Secret. Sections are held until they are decided. The rule's
+/// [`super::MAX_BLOCK_BYTES`] bound), the section's values are redacted by their shape: each
+/// base64 value (what every Secret's `data` holds) and each token-like value with a secret's
+/// entropy goes, plain settings (`debug`, URLs, numbers) stay, so output cut by `head` or
+/// `grep` leaks no Secret and a ConfigMap's settings stay readable. Sections are held until
+/// they are decided. The rule's
 /// `keywords` must select the `key` lines too.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -99,6 +112,8 @@ struct RuleStrict {
     stopwords: Vec<String>,
     #[serde(default)]
     allow: Vec<String>,
+    #[serde(default)]
+    key_allow: Vec<String>,
     #[serde(default)]
     block: Option<BlockDef>,
     #[serde(default)]
@@ -132,6 +147,7 @@ impl TryFrom<toml::Table> for RuleDef {
             entropy: strict.entropy,
             stopwords: strict.stopwords,
             allow: strict.allow,
+            key_allow: strict.key_allow,
             block: strict.block,
             section: strict.section,
             section_if: strict.section_if,

@@ -70,6 +70,8 @@ pub(crate) struct Compiled {
     stopwords: Option<AhoCorasick>,
     /// The rule's own allow patterns, as one regex (the global ones are the set's).
     allow: Option<Regex>,
+    /// The capture group `key` and the patterns that make a key name no secret's.
+    key_allow: Option<(usize, Regex)>,
     /// Literals a line must contain for the regex to run (`requires`).
     requires: Vec<memchr::memmem::Finder<'static>>,
     pub(crate) kind: Kind,
@@ -195,6 +197,22 @@ impl Compiled {
             let all: Vec<String> = def.allow.iter().map(|p| format!("(?:{p})")).collect();
             Some(compile(id, "allow", &all.join("|"))?)
         };
+        let key_allow = if def.key_allow.is_empty() {
+            None
+        } else {
+            for a in &def.key_allow {
+                compile(id, "key_allow", a)?;
+            }
+            let Some(k) = regex.capture_names().position(|n| n == Some("key")) else {
+                return Err(RedactError::BadRegex {
+                    id: id.to_string(),
+                    field: "key_allow",
+                    message: "needs a capture group named `key` in `regex`".to_string(),
+                });
+            };
+            let all: Vec<String> = def.key_allow.iter().map(|p| format!("(?:{p})")).collect();
+            Some((k, compile(id, "key_allow", &all.join("|"))?))
+        };
         let stopwords = if def.stopwords.is_empty() {
             None
         } else {
@@ -232,6 +250,7 @@ impl Compiled {
             entropy: def.entropy,
             stopwords,
             allow,
+            key_allow,
             requires: def
                 .requires
                 .iter()
@@ -244,20 +263,103 @@ impl Compiled {
     /// Whether a candidate secret passes the rule's filters and the set's `global` allow.
     fn accepts(&self, secret: &[u8], global: Option<&Regex>) -> bool {
         if let Some(min) = self.entropy {
-            if shannon_entropy(secret) < min {
+            if shannon_entropy(secret) < threshold_for(secret, min) {
                 return false;
             }
         }
-        if self
-            .stopwords
-            .as_ref()
-            .is_some_and(|sw| sw.is_match(secret))
-        {
-            return false;
+        if let Some(sw) = self.stopwords.as_ref().filter(|sw| sw.is_match(secret)) {
+            // The randomness must come from outside the stopwords.
+            let mut rest = Vec::with_capacity(secret.len());
+            let mut at = 0;
+            for m in sw.find_iter(secret) {
+                rest.extend_from_slice(&secret[at..m.start()]);
+                at = m.end();
+            }
+            rest.extend_from_slice(&secret[at..]);
+            if rest.len() < MIN_REST
+                || shannon_entropy(&rest) < threshold_for(&rest, self.entropy.unwrap_or(3.0))
+            {
+                return false;
+            }
         }
         !self.allow.as_ref().is_some_and(|a| a.is_match(secret))
             && !global.is_some_and(|a| a.is_match(secret))
     }
+}
+
+/// Fewest bytes a secret must keep once its stopwords are taken out.
+const MIN_REST: usize = 8;
+
+/// The entropy `secret` must reach under a rule threshold `min` (bits per byte), which is set
+/// for secrets drawn from a rich alphabet (64 symbols, 6 bits). A secret made only of digits
+/// (10 symbols), only of hex digits (16; `-` and `:` allowed: UUIDs, `user:password` pairs) or only of one case of
+/// letters and digits (36) cannot reach that: it is held to `min * (bits / 6)^0.75`, where
+/// `bits` is its alphabet's capacity: 2.25 for digits, 2.6 for hex, 3.1 for lowercase letters
+/// and digits under a threshold of 3.5, each below what random strings of that alphabet
+/// usually reach (2.9 at 16 digits, 3.7 and 4.3 at 32 characters) and above runs, counters
+/// and repeated patterns (`1733097600000`: 1.9).
+pub fn entropy_threshold(secret: &[u8], min: f64) -> f64 {
+    let digits = secret.iter().all(u8::is_ascii_digit);
+    let body = secret.iter().filter(|&&b| b != b'-' && b != b':');
+    let hex = body
+        .clone()
+        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(b))
+        || body
+            .clone()
+            .all(|b| b.is_ascii_digit() || (b'A'..=b'F').contains(b));
+    let one_case = secret
+        .iter()
+        .all(|b| b.is_ascii_digit() || b.is_ascii_lowercase())
+        || secret
+            .iter()
+            .all(|b| b.is_ascii_digit() || b.is_ascii_uppercase());
+    let symbols: f64 = if digits {
+        10.0
+    } else if hex {
+        16.0
+    } else if one_case {
+        36.0
+    } else {
+        return min;
+    };
+    min * (symbols.log2() / 6.0).powf(0.75)
+}
+
+/// [`entropy_threshold`] for a secret of `len` bytes: a short random string cannot reach the
+/// entropy of its alphabet (at most log2(len) bits per byte), so from 12 bytes on the threshold
+/// is at most 90% of that bound.
+fn threshold_for(secret: &[u8], min: f64) -> f64 {
+    let t = entropy_threshold(secret, min);
+    if secret.len() >= 12 {
+        t.min(0.9 * (secret.len() as f64).log2())
+    } else {
+        t
+    }
+}
+
+/// Whether a value of a section whose mapping never said what it is (a Kubernetes `data:` with
+/// no `kind:` in sight) is shaped like secret data: base64 of 8 bytes or more (what every
+/// Secret's `data` holds; not a lowercase word), or a token-like run (letters, digits, `_+=-`)
+/// of 16 bytes or more with the entropy of a secret. Plain settings (`debug`, URLs, paths,
+/// numbers, lists) are not.
+pub(crate) fn secret_shaped(value: &[u8]) -> bool {
+    let body = value
+        .strip_suffix(b"==")
+        .or_else(|| value.strip_suffix(b"="))
+        .unwrap_or(value);
+    let base64 = value.len() >= 8
+        && value.len() % 4 == 0
+        && body
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/'))
+        && !value.iter().all(u8::is_ascii_lowercase)
+        && !value.iter().all(u8::is_ascii_digit);
+    let token = value.len() >= 16
+        && value
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'+' | b'=' | b'-'))
+        && shannon_entropy(value) >= threshold_for(value, 3.5);
+    base64 || token
 }
 
 /// Shannon entropy of a byte string, in bits per byte (0 for the empty string).
@@ -652,7 +754,7 @@ impl RuleSet {
         &self,
         line: &[u8],
         cands: &[(u32, usize)],
-        extra: Option<u32>,
+        extra: Option<(u32, bool)>,
         out: &mut Vec<u8>,
         counts: &mut [u64],
         scratch: &mut Scratch,
@@ -679,7 +781,7 @@ impl RuleSet {
         &self,
         line: &[u8],
         cands: &[(u32, usize)],
-        extra: Option<u32>,
+        extra: Option<(u32, bool)>,
         out: &mut Vec<u8>,
         counts: &mut [u64],
         scratch: &mut Scratch,
@@ -698,7 +800,8 @@ impl RuleSet {
         let mut markers_done = false;
         // A section rule (given only inside its section) goes first: there it is the most
         // specific rule.
-        let run = extra.map(|e| (e, usize::MAX)).into_iter().chain(
+        let by_shape = extra.filter(|e| e.1).map(|e| e.0);
+        let run = extra.map(|e| (e.0, usize::MAX)).into_iter().chain(
             cands
                 .iter()
                 .copied()
@@ -750,9 +853,17 @@ impl RuleSet {
                         }
                         // Touching a marker counts: a secret redacted earlier may have ended
                         // the value this match would extend (idempotence).
-                        let ok = !markers.iter().any(|&(ms, me)| s <= me && ms <= e)
+                        let key_ok = match &rule.key_allow {
+                            Some((k, allow)) if !rule.whole => !locs
+                                .get(*k)
+                                .is_some_and(|(ks, ke)| allow.is_match(&line[ks..ke])),
+                            _ => true,
+                        };
+                        let ok = key_ok
+                            && !markers.iter().any(|&(ms, me)| s <= me && ms <= e)
                             && !found.iter().any(|&(fs, fe, _)| s < fe && fs < e)
-                            && rule.accepts(&line[s..e], global);
+                            && rule.accepts(&line[s..e], global)
+                            && (by_shape != Some(ri) || secret_shaped(&line[s..e]));
                         if ok {
                             found.push((s, e, ri));
                         }

@@ -31,7 +31,11 @@
 //!
 //! A section rule (Kubernetes `data:`) can be limited by a sibling key of its mapping
 //! ([`SectionIf`]: `kind: Secret`); such a section is held, bounded, until its mapping says
-//! whether it is redacted, and redacted when the mapping ends undecided.
+//! whether it is redacted; when the mapping ends undecided (output cut by `head` or `grep`),
+//! each of its values is redacted if it is shaped like secret data (base64, or a token-like
+//! run with a secret's entropy), and plain settings stay. Section state reads a line that
+//! starts with a redaction marker as the key line it was, so redacted output is read as the
+//! same mappings: redacting it again changes nothing.
 //!
 //! Multi-line private-key blocks are held from their `-----BEGIN` line until their `-----END`
 //! line (at most [`MAX_BLOCK_LINES`] lines and [`MAX_BLOCK_BYTES`] bytes of body); the body
@@ -49,7 +53,7 @@ mod engine;
 mod stream;
 
 pub use config::{BlockDef, RedactConfig, RedactError, RuleDef, SectionIf};
-pub use engine::{shannon_entropy, RuleSet, BUILTIN_RULES};
+pub use engine::{entropy_threshold, shannon_entropy, RuleSet, BUILTIN_RULES};
 pub use stream::Redactor;
 
 use std::collections::BTreeMap;

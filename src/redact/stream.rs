@@ -14,6 +14,18 @@ struct Hold {
     lines: usize,
 }
 
+/// What a section's mapping says about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Decision {
+    /// Its deciding key says so (`kind: Secret`), or the rule has no `section_if`.
+    Redact,
+    /// Its deciding key says otherwise (`kind: ConfigMap`).
+    Keep,
+    /// The mapping ended without a deciding key (output cut by `head` or `grep`): each value
+    /// is redacted if it is shaped like secret data (see [`super::engine::secret_shaped`]).
+    ByShape,
+}
+
 /// A section of a `section_if` rule held until its mapping says whether it is redacted.
 #[derive(Debug)]
 struct SectionHold {
@@ -43,15 +55,16 @@ pub struct Redactor<'r> {
     hold: Option<Hold>,
     /// Inside a block that exceeded the bound: body lines are dropped until it ends.
     drain: Option<u32>,
-    /// Inside a section (rule, indentation of the header line).
-    section: Option<(u32, usize)>,
+    /// Inside a section (rule, indentation of the header line, whether only secret-shaped
+    /// values are redacted).
+    section: Option<(u32, usize, bool)>,
     /// A section waiting for its deciding key line.
     section_hold: Option<SectionHold>,
     /// The last deciding key line of a `section_if` rule still in scope: (rule, indentation,
     /// whether it said "redact").
     key_seen: Option<(u32, usize, bool)>,
     /// While held sections are replayed: their decision.
-    forced: Option<bool>,
+    forced: Option<Decision>,
     counts: Vec<u64>,
     hits: Vec<(usize, usize, u32)>,
     /// Candidate rules of the current segment, with where their last keyword starts in it.
@@ -173,18 +186,39 @@ fn ends_mapping(line: &[u8], indent: usize) -> bool {
     i < indent || i == indent && !is_key_line(line) && !closer
 }
 
-/// `key:` or `"key":` (YAML or JSON), possibly as a list item (`- key:`).
+/// `key:` or `"key":` (YAML or JSON), possibly as a list item (`- key:`). A redaction marker
+/// counts as the name characters it replaced (`xoxb-...data:` is `[REDACTED:slack-token]:` on a
+/// second pass), so that redacted output is read as the same mapping and redaction stays
+/// idempotent.
 fn is_key_line(line: &[u8]) -> bool {
     let t = trim(line);
     let t = t.strip_prefix(b"- ").unwrap_or(t);
     let t = t.strip_prefix(b"\"").unwrap_or(t);
-    let name = t
-        .iter()
-        .take_while(|&&b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'/'))
-        .count();
+    let mut name = 0;
+    loop {
+        let run = t[name..]
+            .iter()
+            .take_while(|&&b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'/'))
+            .count();
+        name += run;
+        match marker_len(&t[name..]) {
+            Some(m) => name += m,
+            None => break,
+        }
+    }
     let rest = &t[name..];
     let rest = rest.strip_prefix(b"\"").unwrap_or(rest);
     name > 0 && rest.first() == Some(&b':')
+}
+
+/// Length of the `[REDACTED:<id>]` marker `s` starts with, if it starts with one.
+fn marker_len(s: &[u8]) -> Option<usize> {
+    let rest = s.strip_prefix(b"[REDACTED:")?;
+    let id = rest
+        .iter()
+        .take_while(|&&b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        .count();
+    (id > 0 && rest.get(id) == Some(&b']')).then_some(10 + id + 1)
 }
 
 fn is_blank(line: &[u8]) -> bool {
@@ -270,7 +304,7 @@ impl<'r> Redactor<'r> {
         }
         if let Some(h) = self.section_hold.take() {
             // Never decided: redacted (see `SectionIf`).
-            self.replay(h, true, out);
+            self.replay(h, Decision::ByShape, out);
         }
         if let Some(h) = self.hold.take() {
             self.flush_hold(h, out);
@@ -412,11 +446,11 @@ impl<'r> Redactor<'r> {
     /// Redacts a line outside any block, tracking sections.
     fn plain(&mut self, seg: &[u8], cands: &[(u32, usize)], out: &mut Vec<u8>) {
         let mut extra = None;
-        if let Some((rule, indent)) = self.section {
+        if let Some((rule, indent, shape)) = self.section {
             if is_blank(seg) {
                 extra = None;
             } else if indent_of(seg) > indent {
-                extra = Some(rule);
+                extra = Some((rule, shape));
             } else {
                 self.section = None;
             }
@@ -434,15 +468,21 @@ impl<'r> Redactor<'r> {
                     }
                     if header.is_match(seg) {
                         let decided = match when {
-                            None => Some(true),
+                            None => Some(Decision::Redact),
                             Some(_) => self.forced.or(match self.key_seen {
-                                Some((r, i, yes)) if r == c && i == indent => Some(yes),
+                                Some((r, i, true)) if r == c && i == indent => {
+                                    Some(Decision::Redact)
+                                }
+                                Some((r, i, false)) if r == c && i == indent => {
+                                    Some(Decision::Keep)
+                                }
                                 _ => None,
                             }),
                         };
                         match decided {
-                            Some(true) => self.section = Some((c, indent)),
-                            Some(false) => {}
+                            Some(Decision::Redact) => self.section = Some((c, indent, false)),
+                            Some(Decision::ByShape) => self.section = Some((c, indent, true)),
+                            Some(Decision::Keep) => {}
                             None => {
                                 // Undecided: hold the section until its mapping decides.
                                 self.section_hold = Some(SectionHold {
@@ -482,12 +522,16 @@ impl<'r> Redactor<'r> {
         };
         let decision = if ends_mapping(seg, h.indent) {
             // The mapping ended undecided.
-            true
+            Decision::ByShape
         } else if let Some((key, value)) =
             when.filter(|_| !is_blank(seg) && indent_of(seg) == h.indent)
         {
             if key.is_match(seg) {
-                value.is_match(seg)
+                if value.is_match(seg) {
+                    Decision::Redact
+                } else {
+                    Decision::Keep
+                }
             } else {
                 return self.absorb(seg, out);
             }
@@ -512,13 +556,13 @@ impl<'r> Redactor<'r> {
             return true;
         }
         if let Some(h) = self.section_hold.take() {
-            self.replay(h, true, out);
+            self.replay(h, Decision::ByShape, out);
         }
         false
     }
 
     /// Processes the segments of a held section with its decision.
-    fn replay(&mut self, h: SectionHold, redact: bool, out: &mut Vec<u8>) {
+    fn replay(&mut self, h: SectionHold, redact: Decision, out: &mut Vec<u8>) {
         let before = self.forced.replace(redact);
         let mut start = 0;
         let mut cands = Vec::new();
