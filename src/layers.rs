@@ -8,7 +8,9 @@
 //! 3  evaluate                  IR + Policy + Context → Decision
 //! 4  load                      the public loaders: validate, then run the policy's examples
 //! 5  report                    human, JSON and SARIF renderings of decisions
-//! 6  middleware                Guard, executors, sessions, sandbox launcher
+//! 5  sandbox                   policy → jail plan, bubblewrap, cgroups, Landlock, seccomp,
+//!                              containment (the launcher's stages)
+//! 6  middleware                Guard, executors, sessions (calling `sandbox`)
 //! ```
 //!
 //! The binary and the Python crate sit on top and may use anything public. To see the arrows
@@ -29,6 +31,7 @@ const LAYERS: &[(&str, usize)] = &[
     ("evaluate", 3),
     ("load", 4),
     ("report", 5),
+    ("sandbox", 5),
     ("middleware", 6),
 ];
 

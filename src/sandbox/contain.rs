@@ -1,6 +1,6 @@
 //! Process containment: whatever a session starts ends with it.
 //!
-//! - Every live [`BashSession`](super::BashSession) registers its process group here, so that
+//! - Every live `BashSession` registers its process group here, so that
 //!   a signal handler (or end of input) can kill every session at once:
 //!   [`kill_all_sessions`].
 //! - [`descendants`] lists a process's descendants from `/proc` (by parent pid, not by name),
