@@ -134,10 +134,13 @@ impl Listener {
     }
 }
 
+/// One file's mode, owner, group, modification time, extended attributes and contents.
+type FileState = (u32, u32, u32, i64, Vec<String>, Vec<u8>);
+
 /// What the host looks like where the probes aim: compared before and after the jailed run.
 #[derive(Debug, PartialEq, Eq)]
 struct HostState {
-    files: BTreeMap<String, (u32, u32, u32, i64, Vec<String>, Vec<u8>)>,
+    files: BTreeMap<String, FileState>,
     hostname: String,
     ws_entries: Vec<String>,
     cache_entries: Vec<String>,

@@ -89,23 +89,27 @@ fn creating_set_id(flags_arg: u8, mode_arg: u8) -> Result<Vec<SeccompRule>, Sand
 
 /// The filter every process of the jail runs under; see the [module docs](self).
 pub(crate) fn jail_filter() -> Result<(), SandboxError> {
-    let mut rules: Rules = Vec::new();
-    rules.push((
-        libc::SYS_ioctl,
-        vec![
-            rule(vec![cond(1, Op::Eq, libc::TIOCSTI as u64)?])?,
-            rule(vec![cond(1, Op::Eq, libc::TIOCLINUX as u64)?])?,
-        ],
-    ));
-    rules.push((libc::SYS_fchmod, set_id_mode(1, &[])?));
-    rules.push((libc::SYS_fchmodat, set_id_mode(2, &[])?));
-    rules.push((libc::SYS_fchmodat2, set_id_mode(2, &[])?));
-    rules.push((libc::SYS_openat, creating_set_id(2, 3)?));
-    rules.push((libc::SYS_mkdirat, set_id_mode(2, &[])?));
-    rules.push((
-        libc::SYS_socket,
-        vec![rule(vec![cond(0, Op::Eq, libc::AF_UNIX as u64)?])?],
-    ));
+    // The ioctl number's type differs between C libraries (unsigned long, int).
+    #[allow(clippy::unnecessary_cast)]
+    let (sti, linux) = (libc::TIOCSTI as u64, libc::TIOCLINUX as u64);
+    let mut rules: Rules = vec![
+        (
+            libc::SYS_ioctl,
+            vec![
+                rule(vec![cond(1, Op::Eq, sti)?])?,
+                rule(vec![cond(1, Op::Eq, linux)?])?,
+            ],
+        ),
+        (libc::SYS_fchmod, set_id_mode(1, &[])?),
+        (libc::SYS_fchmodat, set_id_mode(2, &[])?),
+        (libc::SYS_fchmodat2, set_id_mode(2, &[])?),
+        (libc::SYS_openat, creating_set_id(2, 3)?),
+        (libc::SYS_mkdirat, set_id_mode(2, &[])?),
+        (
+            libc::SYS_socket,
+            vec![rule(vec![cond(0, Op::Eq, libc::AF_UNIX as u64)?])?],
+        ),
+    ];
     let devices = |arg: u8| -> Result<Vec<SeccompRule>, SandboxError> {
         let fmt = libc::S_IFMT as u64;
         Ok(vec![
