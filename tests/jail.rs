@@ -380,8 +380,15 @@ fn every_escape_fails_in_the_jail_and_works_without_it() {
     let out = a["content"].as_str().unwrap_or_default().to_string();
     let jailed = results(&out);
     let hits = (l_ws.take(), l_out.take(), l_abs.take(), l_tcp.take());
-    let after = host_state(&watched, &ws, &cache);
     drop(s);
+    // The session is gone (and with it the placeholders mounted over missing protected names,
+    // which are empty mount points in the workspace while it runs).
+    let until = std::time::Instant::now() + Duration::from_secs(3);
+    let mut after = host_state(&watched, &ws, &cache);
+    while after != before && std::time::Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+        after = host_state(&watched, &ws, &cache);
+    }
 
     // The control: the same probes, unconfined, as this test's user.
     let control_out = Command::new("python3")
@@ -741,4 +748,66 @@ fn the_plan_is_printable() {
         assert!(out.contains(want), "{want} not in:\n{out}");
     }
     assert!(!out.contains("/run"), "{out}");
+}
+
+/// Protected names that do not exist yet cannot be created in the jail either (an empty
+/// read-only placeholder is mounted over each), and nothing of them is left in the workspace
+/// once the session ends.
+#[test]
+fn missing_protected_files_cannot_be_created_and_leave_nothing_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(dir.path().join("policy.toml"), POLICY).unwrap();
+    let names = [
+        ".claude/settings.json",
+        ".npmrc",
+        "shellgate.toml",
+        ".vscode/tasks.json",
+        ".mcp.json",
+        ".envrc",
+        ".cargo/config.toml",
+        ".husky/pre-commit",
+    ];
+    let script: String = names
+        .iter()
+        .map(|n| {
+            format!(
+                "mkdir -p \"$(dirname {n})\" 2>/dev/null; (echo PWNED > {n}) 2>/dev/null && echo CREATED {n}\n"
+            )
+        })
+        .collect();
+    std::fs::write(ws.join("create.sh"), &script).unwrap();
+    let before = listing(&ws);
+    // Control: unconfined, every one is created.
+    let c = Command::new("bash")
+        .arg("create.sh")
+        .current_dir(&ws)
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&c.stdout)
+            .matches("CREATED")
+            .count(),
+        names.len()
+    );
+    for n in names {
+        let p = ws.join(n);
+        std::fs::remove_file(&p).unwrap();
+        let top = ws.join(Path::new(n).components().next().unwrap());
+        if top.is_dir() {
+            std::fs::remove_dir_all(top).unwrap();
+        }
+    }
+    assert_eq!(listing(&ws), before);
+    let mut s = Serve::start(dir.path(), &ws, &["--timeout", "30"]);
+    let a = s.call_bash("bash create.sh; echo done");
+    assert_eq!(a["content"], "done\n", "{a}");
+    drop(s);
+    // The launcher removes the placeholders once the jail is gone.
+    let until = std::time::Instant::now() + Duration::from_secs(3);
+    while listing(&ws) != before && std::time::Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(listing(&ws), before);
 }

@@ -44,8 +44,11 @@ pub fn launch(
     nix::sys::prctl::set_pdeathsig(Signal::SIGTERM)
         .map_err(|e| SandboxError::Setup(format!("PR_SET_PDEATHSIG: {e}")))?;
     SessionCgroup::join_self(cgroup)?;
+    let mut placeholders = Vec::new();
     let mut cmd = if spec.jail {
-        jailed(spec, tmp, &stage2)?
+        let (cmd, holders) = jailed(spec, tmp, &stage2)?;
+        placeholders = holders;
+        cmd
     } else {
         // Without a PID namespace (not root, no user namespaces) containment falls back to
         // the process group and the parent-death signals; the guard's own checks still apply.
@@ -63,6 +66,7 @@ pub fn launch(
         .wait()
         .map_err(|e| SandboxError::Setup(format!("cannot wait for the shell: {e}")))?;
     clean_up(tmp, cgroup);
+    remove_placeholders(&placeholders);
     use std::os::unix::process::ExitStatusExt;
     Ok(status
         .code()
@@ -75,7 +79,7 @@ fn jailed(
     spec: &SandboxSpec,
     tmp: Option<&Path>,
     stage2: &Command,
-) -> Result<Command, SandboxError> {
+) -> Result<(Command, Vec<super::Placeholder>), SandboxError> {
     let Some(bwrap) = spec.bwrap.clone().or_else(super::find_bwrap) else {
         return Err(super::jail_available().err().unwrap_or_else(|| {
             SandboxError::Unavailable("bubblewrap (bwrap) is not installed".into())
@@ -108,7 +112,22 @@ fn jailed(
         tmp_next = a == "--tmp";
         cmd.arg(a);
     }
-    Ok(cmd)
+    Ok((cmd, plan.placeholders))
+}
+
+/// Remove the mount points bubblewrap made for the placeholders, if they are still what it
+/// made (an empty file, an empty directory): the jail is gone, so nothing inside can race this.
+fn remove_placeholders(holders: &[super::Placeholder]) {
+    for h in holders {
+        let Ok(m) = std::fs::symlink_metadata(&h.path) else {
+            continue;
+        };
+        if h.dir && m.is_dir() {
+            let _ = std::fs::remove_dir(&h.path); // only if empty
+        } else if !h.dir && m.is_file() && m.len() == 0 {
+            let _ = std::fs::remove_file(&h.path);
+        }
+    }
 }
 
 /// Remove the session's temporary directory, leave its cgroup and remove it (once the

@@ -83,9 +83,10 @@ pub struct SandboxSpec {
     /// The workspace roots.
     #[serde(default)]
     pub workspace: Vec<PathBuf>,
-    /// Paths mounted read-only over the writable roots ([`protect`]).
+    /// The policy's protected names (`[paths] protected` below `{workspace}`), with whether
+    /// each is a directory: found in the workspaces each time a jail is built ([`protect`]).
     #[serde(default)]
-    pub protected: Vec<PathBuf>,
+    pub protected_names: Vec<(String, bool)>,
     /// The bubblewrap binary.
     #[serde(default)]
     pub bwrap: Option<PathBuf>,
@@ -123,7 +124,7 @@ impl SandboxSpec {
         spec.read.dedup();
         spec.write.sort();
         spec.write.dedup();
-        spec.protected = protect(policy, ctx);
+        spec.protected_names = protected_names(policy);
         spec
     }
 
@@ -236,69 +237,220 @@ pub const GIT_READ_ONLY: &[&str] = &[
     "worktrees",
 ];
 
-/// The protected paths of a policy that exist in the context's workspaces, to be mounted
-/// read-only in the jail: each `[paths] protected` pattern `{workspace}/**/NAME` (or
-/// `{workspace}/NAME`) at each workspace root (`shellgate*.toml` by its matches), and the
-/// read-only parts of each workspace's `.git` ([`GIT_READ_ONLY`]; a `.git` that is a file or a
-/// link, pointing git elsewhere, is itself protected). The patterns for a bare repository's
-/// shape (`HEAD`, `objects`, `config`) apply only where the workspace root is one.
-pub fn protect(policy: &Policy, ctx: &Context) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for w in &ctx.workspace {
-        let bare = w.join("HEAD").is_file() && w.join("objects").is_dir();
-        for p in &policy.paths.protected {
-            if p.anchor != PathAnchor::Workspace {
-                continue;
-            }
-            let Some(rest) = p.text.strip_prefix("{workspace}/") else {
-                continue;
-            };
-            let rest = rest.strip_prefix("**/").unwrap_or(rest);
-            if rest.ends_with("/**") || rest.is_empty() || rest.starts_with("**") {
-                continue; // the directory itself is protected by its own pattern
-            }
-            if ["HEAD", "objects", "config"].contains(&rest) && !bare {
-                continue;
-            }
-            let (dir, name) = match rest.rsplit_once('/') {
-                Some((d, n)) => (w.join(d), n),
-                None => (w.clone(), rest),
-            };
-            if dir.to_string_lossy().contains(['*', '?', '[', '{']) {
-                continue;
-            }
-            if name.contains(['*', '?']) {
-                if let Ok(entries) = std::fs::read_dir(&dir) {
-                    for e in entries.flatten() {
-                        if wildcard(name, &e.file_name().to_string_lossy()) {
-                            out.push(e.path());
-                        }
-                    }
-                }
-            } else {
-                let path = dir.join(name);
-                if std::fs::symlink_metadata(&path).is_ok() {
-                    out.push(path);
-                }
+/// How far [`protect`] looks for protected names below a workspace root (directories deep),
+/// and at most how many directories it reads: bounded, so a huge tree costs bounded time.
+pub const PROTECT_DEPTH: usize = 4;
+/// See [`PROTECT_DEPTH`].
+pub const PROTECT_DIRS: usize = 5000;
+
+/// Directories [`protect`] does not descend into (build output, dependencies, git's store).
+const PROTECT_SKIP: &[&str] = &[
+    "node_modules",
+    "target",
+    ".git",
+    "__pycache__",
+    ".venv",
+    "venv",
+];
+
+/// A protected name that does not exist yet: mounted over as an empty read-only file or
+/// directory in the jail (bubblewrap makes the mount point; the launcher removes it after the
+/// session if it is still empty), so the session cannot create it either.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Placeholder {
+    /// The path.
+    pub path: PathBuf,
+    /// A directory (else a file).
+    pub dir: bool,
+}
+
+/// The protected names of a policy's `[paths] protected` that concern the jail: each
+/// `{workspace}/**/NAME` (or `{workspace}/NAME`, or `.../DIR/NAME`) pattern, with whether it
+/// names a directory (a `NAME/**` pattern beside it).
+pub fn protected_names(policy: &Policy) -> Vec<(String, bool)> {
+    let mut names: Vec<(String, bool)> = Vec::new();
+    let rests: Vec<&str> = policy
+        .paths
+        .protected
+        .iter()
+        .filter(|p| p.anchor == PathAnchor::Workspace)
+        .filter_map(|p| p.text.strip_prefix("{workspace}/"))
+        .map(|r| r.strip_prefix("**/").unwrap_or(r))
+        .collect();
+    for rest in &rests {
+        if rest.ends_with("/**") || rest.is_empty() || rest.starts_with("**") {
+            continue;
+        }
+        let dir = rests.iter().any(|r| *r == format!("{rest}/**"));
+        names.push((rest.to_string(), dir));
+    }
+    for rest in &rests {
+        // `.husky/**` alone: the directory.
+        if let Some(d) = rest.strip_suffix("/**") {
+            if !d.contains(['*', '?']) && !names.iter().any(|(n, _)| n == d) {
+                names.push((d.to_string(), true));
             }
         }
-        let git = w.join(".git");
-        match std::fs::symlink_metadata(&git) {
-            Ok(m) if m.is_dir() => {
-                for part in GIT_READ_ONLY {
-                    let p = git.join(part);
-                    if std::fs::symlink_metadata(&p).is_ok() {
-                        out.push(p);
-                    }
+    }
+    names
+}
+
+/// The protected paths of a policy in the context's workspaces, to be mounted read-only in
+/// the jail, and the placeholders for those missing at each workspace root.
+///
+/// - each protected name ([`protected_names`]) that exists in a workspace root or a
+///   directory below it (to [`PROTECT_DEPTH`] levels, at most [`PROTECT_DIRS`] directories,
+///   not inside `node_modules`, `target`, `.git` and the like); a glob name
+///   (`shellgate*.toml`) by its matches;
+/// - at each workspace root, each missing name as a [`Placeholder`] (a glob name by its
+///   literal form, `shellgate.toml`; a missing parent, `.vscode` of `.vscode/tasks.json`,
+///   as a whole directory);
+/// - the read-only parts of each repository's `.git` ([`GIT_READ_ONLY`]; a `.git` that is a
+///   file or a link, pointing git elsewhere, is itself protected);
+/// - the names for a bare repository's shape (`HEAD`, `objects`, `config`) only where a
+///   directory is one (`HEAD` and `objects/` both there).
+///
+/// A protected path reached through a symbolic link (the path itself, or a directory between
+/// it and the workspace root) is an error: bubblewrap would follow it, mounting whatever it
+/// points to, and the session could replace the link.
+pub fn protect(
+    names: &[(String, bool)],
+    workspaces: &[PathBuf],
+) -> Result<(Vec<PathBuf>, Vec<Placeholder>), SandboxError> {
+    let mut out = Vec::new();
+    let mut holders = Vec::new();
+    for w in workspaces {
+        let mut frontier = vec![(w.clone(), 0usize)];
+        let mut read = 0;
+        while let Some((d, depth)) = frontier.pop() {
+            read += 1;
+            if read > PROTECT_DIRS {
+                break;
+            }
+            protect_in(&d, names, &mut out, (&d == w).then_some(&mut holders));
+            if depth >= PROTECT_DEPTH {
+                continue;
+            }
+            let Ok(entries) = std::fs::read_dir(&d) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                let name = e.file_name();
+                let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+                if is_dir && !PROTECT_SKIP.iter().any(|s| name == *s) {
+                    frontier.push((e.path(), depth + 1));
                 }
             }
-            Ok(_) => out.push(git),
-            Err(_) => {}
         }
     }
     out.sort();
     out.dedup();
-    out
+    holders.sort_by(|a: &Placeholder, b| a.path.cmp(&b.path));
+    holders.dedup();
+    // A placeholder below another (`.vscode` for both of its files) is covered by it.
+    let all = holders.clone();
+    holders.retain(|h| {
+        !all.iter()
+            .any(|o| o.dir && h.path != o.path && h.path.starts_with(&o.path))
+    });
+    for p in out.iter().chain(holders.iter().map(|h| &h.path)) {
+        let Some(w) = workspaces.iter().find(|w| p.starts_with(w)) else {
+            continue;
+        };
+        let mut at = p.as_path();
+        while at != w.as_path() {
+            if std::fs::symlink_metadata(at).is_ok_and(|m| m.file_type().is_symlink()) {
+                return Err(SandboxError::Setup(format!(
+                    "the protected path {} is reached through the symbolic link {}: the jail \
+                     cannot mount it read-only (remove the link, or unprotect the path)",
+                    p.display(),
+                    at.display()
+                )));
+            }
+            let Some(up) = at.parent() else { break };
+            at = up;
+        }
+    }
+    Ok((out, holders))
+}
+
+/// The protected names in one directory `d`; `holders`: also the placeholders for missing ones.
+fn protect_in(
+    d: &std::path::Path,
+    names: &[(String, bool)],
+    out: &mut Vec<PathBuf>,
+    mut holders: Option<&mut Vec<Placeholder>>,
+) {
+    let exists = |p: &std::path::Path| std::fs::symlink_metadata(p).is_ok();
+    let bare = d.join("HEAD").is_file() && d.join("objects").is_dir();
+    for (rest, dir) in names {
+        if ["HEAD", "objects", "config"].contains(&rest.as_str()) {
+            if bare {
+                out.push(d.join(rest));
+            }
+            continue;
+        }
+        let (parent, name) = match rest.rsplit_once('/') {
+            Some((p, n)) => (d.join(p), n),
+            None => (d.to_path_buf(), rest.as_str()),
+        };
+        if parent.to_string_lossy().contains(['*', '?', '[', '{']) {
+            continue;
+        }
+        let mut found = false;
+        if name.contains(['*', '?']) {
+            if let Ok(entries) = std::fs::read_dir(&parent) {
+                for e in entries.flatten() {
+                    if wildcard(name, &e.file_name().to_string_lossy()) {
+                        out.push(e.path());
+                        found = true;
+                    }
+                }
+            }
+        } else if exists(&parent.join(name)) {
+            out.push(parent.join(name));
+            found = true;
+        }
+        if let (false, Some(h)) = (found, holders.as_deref_mut()) {
+            let literal: String = name.chars().filter(|c| !matches!(c, '*' | '?')).collect();
+            if exists(&parent) {
+                h.push(Placeholder {
+                    path: parent.join(literal),
+                    dir: *dir,
+                });
+            } else {
+                // The highest missing ancestor below `d`, as a directory.
+                let mut top = parent.clone();
+                while let Some(up) = top.parent() {
+                    if exists(up) || up == d {
+                        break;
+                    }
+                    top = up.to_path_buf();
+                }
+                h.push(Placeholder {
+                    path: top,
+                    dir: true,
+                });
+            }
+        }
+    }
+    let git = d.join(".git");
+    match std::fs::symlink_metadata(&git) {
+        Ok(m) if m.is_dir() => {
+            for part in GIT_READ_ONLY {
+                let p = git.join(part);
+                if exists(&p) {
+                    out.push(p);
+                } else if *part == "hooks" {
+                    if let Some(h) = holders.as_deref_mut() {
+                        h.push(Placeholder { path: p, dir: true });
+                    }
+                }
+            }
+        }
+        Ok(_) => out.push(git),
+        Err(_) => {}
+    }
 }
 
 /// `*` and `?` wildcards over a whole name.
@@ -334,7 +486,58 @@ pub(crate) fn restrict_this_thread(spec: &SandboxSpec) -> Result<(), SandboxErro
 
 #[cfg(test)]
 mod tests {
-    use super::wildcard;
+    use super::{protect, wildcard, Placeholder};
+
+    fn names() -> Vec<(String, bool)> {
+        vec![
+            (".claude".into(), true),
+            (".npmrc".into(), false),
+            (".vscode/tasks.json".into(), false),
+            ("shellgate*.toml".into(), false),
+        ]
+    }
+
+    #[test]
+    fn protect_finds_existing_names_and_holds_the_place_of_missing_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().to_path_buf();
+        std::fs::create_dir_all(ws.join("sub/.claude")).unwrap();
+        std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+        std::fs::write(ws.join(".git/config"), "").unwrap();
+        std::fs::write(ws.join("shellgate-dev.toml"), "").unwrap();
+        let (found, holders) = protect(&names(), std::slice::from_ref(&ws)).unwrap();
+        for p in [
+            "sub/.claude",
+            ".git/hooks",
+            ".git/config",
+            "shellgate-dev.toml",
+        ] {
+            assert!(found.contains(&ws.join(p)), "{p}: {found:?}");
+        }
+        let want = |p: &str, dir: bool| Placeholder {
+            path: ws.join(p),
+            dir,
+        };
+        assert!(holders.contains(&want(".claude", true)), "{holders:?}");
+        assert!(holders.contains(&want(".npmrc", false)), "{holders:?}");
+        // A missing parent is held as a whole directory.
+        assert!(holders.contains(&want(".vscode", true)), "{holders:?}");
+        // Only at the workspace root.
+        assert!(!holders.iter().any(|h| h.path.starts_with(ws.join("sub"))));
+    }
+
+    #[test]
+    fn a_protected_path_behind_a_symlink_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        let elsewhere = dir.path().join("elsewhere");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        std::fs::write(elsewhere.join("tasks.json"), "{}").unwrap();
+        std::os::unix::fs::symlink(&elsewhere, ws.join(".vscode")).unwrap();
+        let e = protect(&names(), &[ws]).unwrap_err();
+        assert!(e.to_string().contains("symbolic link"), "{e}");
+    }
 
     #[test]
     fn wildcards_match_whole_names() {

@@ -20,8 +20,11 @@
 //! - credential files are never mounted: `~/.npmrc` and `~/.gitconfig` are replaced by copies
 //!   without their authentication lines, `~/.netrc`, `~/.git-credentials`, `~/.pypirc`,
 //!   `~/.docker`, `~/.ssh`, `~/.aws`, `~/.gnupg` are left out even when granted;
-//! - protected paths read-only over the writable roots, last (see
-//!   [`super::protect`]);
+//! - protected paths read-only over the writable roots, last (see [`super::protect`]); a
+//!   protected name that does not exist yet gets an empty read-only file or directory over it
+//!   (bubblewrap makes the mount point, an empty file or directory in the workspace, which
+//!   the launcher removes after the session while it is still empty), so the session cannot
+//!   create it either;
 //! - the launcher itself read-only.
 
 use std::path::{Path, PathBuf};
@@ -65,6 +68,15 @@ pub enum Mount {
     },
     /// A protected path: read-only over a writable root.
     Protected(PathBuf),
+    /// A protected name that does not exist: an empty read-only file or directory over it.
+    Placeholder {
+        /// The path.
+        path: PathBuf,
+        /// A directory (else a file).
+        dir: bool,
+        /// The empty file mounted (on the host).
+        empty: PathBuf,
+    },
     /// The PID namespace's `/proc`.
     Proc,
     /// The minimal `/dev`.
@@ -88,6 +100,8 @@ pub struct JailPlan {
     pub home: Option<PathBuf>,
     /// Whether caches are copy-on-write (else read-only).
     pub overlay: bool,
+    /// The placeholders among the mounts (removed after the session).
+    pub placeholders: Vec<super::Placeholder>,
 }
 
 /// Credential stores never mounted, relative to `$HOME`.
@@ -273,8 +287,25 @@ impl JailPlan {
                 }
             }
         }
-        for p in &spec.protected {
+        let (protected, placeholders) = super::protect(&spec.protected_names, &spec.workspace)?;
+        for p in &protected {
             mounts.push(Mount::Protected(p.clone()));
+        }
+        let empty = match gen {
+            Some(dir) => {
+                let e = dir.join("empty");
+                std::fs::write(&e, "")
+                    .map_err(|err| SandboxError::Setup(format!("{}: {err}", e.display())))?;
+                e
+            }
+            None => PathBuf::from("/dev/null"),
+        };
+        for h in &placeholders {
+            mounts.push(Mount::Placeholder {
+                path: h.path.clone(),
+                dir: h.dir,
+                empty: empty.clone(),
+            });
         }
         if let Some(exe) = exe {
             if !SYSTEM.iter().any(|s| exe.starts_with(s)) {
@@ -296,6 +327,7 @@ impl JailPlan {
             left_out,
             home,
             overlay,
+            placeholders,
         })
     }
 
@@ -348,6 +380,12 @@ impl JailPlan {
                     a.extend(["--size".into(), size.to_string(), "--tmpfs".into(), s(path)])
                 }
                 Mount::Protected(p) => a.extend(["--ro-bind".into(), s(p), s(p)]),
+                Mount::Placeholder {
+                    path, dir: true, ..
+                } => a.extend(["--tmpfs".into(), s(path), "--remount-ro".into(), s(path)]),
+                Mount::Placeholder { path, empty, .. } => {
+                    a.extend(["--ro-bind".into(), s(empty), s(path)])
+                }
                 Mount::Proc => a.extend(["--proc".into(), "/proc".into()]),
                 Mount::Dev => a.extend(["--dev".into(), "/dev".into()]),
             }
@@ -390,6 +428,12 @@ impl JailPlan {
                     format!("tmpfs       {} ({} MiB)", s(path), size >> 20)
                 }
                 Mount::Protected(p) => format!("protected   {} (read-only)", s(p)),
+                Mount::Placeholder { path, dir, .. } => format!(
+                    "protected   {}{} (missing: an empty read-only {} in the jail)",
+                    s(path),
+                    if *dir { "/" } else { "" },
+                    if *dir { "directory" } else { "file" }
+                ),
                 Mount::Proc => "proc        /proc (this jail's processes only)".to_string(),
                 Mount::Dev => {
                     "dev         /dev (null zero full random urandom tty pts shm)".to_string()
