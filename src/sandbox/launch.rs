@@ -22,7 +22,7 @@ use nix::sys::resource::{setrlimit, Resource};
 use nix::sys::signal::Signal;
 
 use super::cgroup::SessionCgroup;
-use super::plan::{bwrap_has_overlay, JailPlan};
+use super::plan::JailPlan;
 use super::{SandboxError, SandboxSpec};
 use crate::policy::sandbox::SandboxLimits;
 
@@ -95,7 +95,7 @@ fn jailed(
         }
         None => None,
     };
-    let plan = JailPlan::build(spec, gen.as_deref(), Some(&exe), bwrap_has_overlay(&bwrap))?;
+    let plan = JailPlan::build(spec, gen.as_deref(), Some(&exe), spec.overlay)?;
     let mut cmd = Command::new(&bwrap);
     cmd.args(plan.bwrap_args());
     if let Ok(cwd) = std::env::current_dir() {

@@ -90,6 +90,9 @@ pub struct SandboxSpec {
     /// The bubblewrap binary.
     #[serde(default)]
     pub bwrap: Option<PathBuf>,
+    /// Whether that bubblewrap has `--tmp-overlay` (asked once, when the spec is made).
+    #[serde(default)]
+    pub overlay: bool,
 }
 
 impl SandboxSpec {
@@ -125,6 +128,7 @@ impl SandboxSpec {
         spec.write.sort();
         spec.write.dedup();
         spec.protected_names = protected_names(policy);
+        spec.overlay = spec.jail && spec.bwrap.as_deref().is_some_and(plan::bwrap_has_overlay);
         spec
     }
 

@@ -129,6 +129,9 @@ pub fn launch(args: SandboxArgs) -> Result<u8, CliError> {
             jail: args.jail,
             home: std::env::var_os("HOME").map(PathBuf::from),
             bwrap: sandbox::find_bwrap(),
+            overlay: sandbox::find_bwrap()
+                .as_deref()
+                .is_some_and(sandbox::plan::bwrap_has_overlay),
             ..SandboxSpec::default()
         },
     };
@@ -177,11 +180,7 @@ fn print_plan(spec: &SandboxSpec) -> Result<u8, CliError> {
         );
         return Ok(0);
     }
-    let overlay = spec
-        .bwrap
-        .as_deref()
-        .is_some_and(sandbox::plan::bwrap_has_overlay);
-    let plan = JailPlan::build(spec, None, None, overlay).map_err(|e| e.to_string())?;
+    let plan = JailPlan::build(spec, None, None, spec.overlay).map_err(|e| e.to_string())?;
     print!("{}", plan.describe());
     let l = &spec.limits;
     println!(
