@@ -96,6 +96,11 @@ fn jailed(
         None => None,
     };
     let plan = JailPlan::build(spec, gen.as_deref(), Some(&exe), spec.overlay)?;
+    if let Some(t) = tmp {
+        let list = serde_json::to_string(&plan.placeholders).unwrap_or_default();
+        std::fs::write(t.join(PLACEHOLDERS_FILE), list)
+            .map_err(|e| SandboxError::Setup(format!("{}: {e}", t.display())))?;
+    }
     let mut cmd = Command::new(&bwrap);
     cmd.args(plan.bwrap_args());
     if let Ok(cwd) = std::env::current_dir() {
@@ -113,6 +118,20 @@ fn jailed(
         cmd.arg(a);
     }
     Ok((cmd, plan.placeholders))
+}
+
+/// Where stage 1 lists the session's placeholders, in its temporary directory: so that the
+/// guard removes them too when it ends the session with SIGKILL (stage 1 cannot clean up then).
+pub const PLACEHOLDERS_FILE: &str = "placeholders.json";
+
+/// Remove the placeholders listed in a session's temporary directory. Only once the jail is
+/// gone: unlinking a mount point from outside detaches the mount inside.
+pub fn remove_placeholders_of(tmp: &Path) {
+    if let Ok(text) = std::fs::read_to_string(tmp.join(PLACEHOLDERS_FILE)) {
+        if let Ok(list) = serde_json::from_str::<Vec<super::Placeholder>>(&text) {
+            remove_placeholders(&list);
+        }
+    }
 }
 
 /// Remove the mount points bubblewrap made for the placeholders, if they are still what it

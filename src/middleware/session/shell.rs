@@ -335,6 +335,8 @@ impl Drop for Shell {
         }
         self.cgroup = None; // kills what is left inside, removes it
         if let Some(t) = self.tmp.take() {
+            // The jail is gone: the placeholders over missing protected names can go.
+            crate::sandbox::launch::remove_placeholders_of(&t);
             let _ = std::fs::remove_dir_all(t);
         }
     }
