@@ -811,3 +811,19 @@ fn missing_protected_files_cannot_be_created_and_leave_nothing_behind() {
     }
     assert_eq!(listing(&ws), before);
 }
+
+/// The audit log is opened without following a symlink: a session that can write where the
+/// log lives cannot point it at another file.
+#[test]
+fn the_audit_log_does_not_follow_a_symlink() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("bashrc");
+    std::fs::write(&target, "original\n").unwrap();
+    let log = dir.path().join("audit.jsonl");
+    std::os::unix::fs::symlink(&target, &log).unwrap();
+    assert!(shellgate::middleware::AuditLog::open(&log).is_err());
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "original\n");
+    // Control: a plain file opens.
+    let plain = dir.path().join("plain.jsonl");
+    assert!(shellgate::middleware::AuditLog::open(&plain).is_ok());
+}

@@ -238,7 +238,15 @@ impl JailPlan {
                     continue;
                 }
                 let Some(dir) = gen else {
-                    left_out.push((p.clone(), "a credential file (no directory for a copy)"));
+                    // Only described (`--print-plan`): the copy is made when a jail starts.
+                    binds.push((
+                        p.clone(),
+                        1,
+                        Mount::Generated {
+                            source: PathBuf::from("(made at start)"),
+                            path: p.clone(),
+                        },
+                    ));
                     continue;
                 };
                 let text = std::fs::read_to_string(p).unwrap_or_default();
