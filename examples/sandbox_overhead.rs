@@ -10,8 +10,9 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use shellgate::middleware::sandbox::SandboxSpec;
 use shellgate::middleware::{BashSession, Executor, Launcher, SessionConfig};
+use shellgate::sandbox::plan::JailPlan;
+use shellgate::sandbox::SandboxSpec;
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -29,7 +30,12 @@ fn main() {
     let tmp = ws.with_extension("tmp");
     std::fs::create_dir_all(&tmp).unwrap();
     let policy = shellgate::Policy::from_name_or_file("developer").unwrap();
-    let spec = SandboxSpec::from_policy(&policy, &shellgate::Context::new(&ws));
+    let jail = SandboxSpec::from_policy(&policy, &shellgate::Context::new(&ws));
+    // The launcher as it was before the jail (issue 23): Landlock and seccomp only.
+    let spec = SandboxSpec {
+        jail: false,
+        ..jail.clone()
+    };
     let no_landlock = SandboxSpec {
         landlock: false,
         ..spec.clone()
@@ -65,7 +71,40 @@ fn main() {
                 })
                 .keep_background(false),
         ),
+        (
+            "jail (bwrap, cgroup, Landlock, seccomp), kill",
+            SessionConfig::new(&ws)
+                .launcher(Launcher {
+                    program: program.clone(),
+                    spec: jail.clone(),
+                })
+                .keep_background(false),
+        ),
     ];
+    // bubblewrap alone, with the same plan, running `true`: the floor of the jail's start.
+    if let Some(bwrap) = jail.bwrap.clone() {
+        let plan = JailPlan::build(&jail, Some(&tmp), None, jail.overlay).unwrap();
+        let run = || {
+            let ok = std::process::Command::new(&bwrap)
+                .args(plan.bwrap_args())
+                .args(["--", "/bin/true"])
+                .status()
+                .unwrap()
+                .success();
+            assert!(ok);
+        };
+        for _ in 0..5 {
+            run();
+        }
+        let t = Instant::now();
+        for _ in 0..starts {
+            run();
+        }
+        println!(
+            "bare `bwrap PLAN -- true` (developer's plan): {:.2} ms per start",
+            (t.elapsed() / starts).as_secs_f64() * 1e3
+        );
+    }
     // Warm up (page cache, the binaries), so the first row is not penalised.
     for (_, config) in &configs {
         let mut s = BashSession::new(config.clone()).unwrap();

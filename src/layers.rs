@@ -9,7 +9,9 @@
 //! 4  load  policy_cache        the public loaders: validate, then run the policy's examples;
 //!                              the cache of compiled policies
 //! 5  report                    human, JSON and SARIF renderings of decisions
-//! 6  middleware                Guard, executors, sessions, sandbox launcher
+//! 5  sandbox                   policy → jail plan, bubblewrap, cgroups, Landlock, seccomp,
+//!                              containment (the launcher's stages)
+//! 6  middleware                Guard, executors, sessions (calling `sandbox`)
 //! ```
 //!
 //! The binary and the Python crate sit on top and may use anything public. To see the arrows
@@ -31,6 +33,7 @@ const LAYERS: &[(&str, usize)] = &[
     ("load", 4),
     ("policy_cache", 4),
     ("report", 5),
+    ("sandbox", 5),
     ("middleware", 6),
 ];
 

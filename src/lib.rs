@@ -61,6 +61,8 @@ pub mod load;
 pub mod policy;
 #[doc(hidden)]
 pub mod report;
+#[doc(hidden)]
+pub mod sandbox;
 
 pub use evaluate::{evaluate, Context, Decision, Reason, SandboxState};
 pub use policy::{Diagnostic, Location, Policy, PolicyError, RuleRef, Severity, Verdict};

@@ -47,6 +47,8 @@ mod session;
 mod middleware;
 // The kernel sandbox and process containment, attacked from inside.
 mod sandbox;
+// The jail conformance suite: escape probes inside the real sandbox, each with its control.
+mod jail;
 // `policy-check serve` and `run` as subprocesses, the way an application drives them.
 mod serve;
 // The `policy-check` command-line contract: outputs and exit codes.

@@ -52,12 +52,16 @@ impl std::fmt::Debug for AuditLog {
 }
 
 impl AuditLog {
-    /// Append to the file at `path`, creating it if needed.
+    /// Append to the file at `path`, creating it if needed (never through a symlink).
     pub fn open(path: impl AsRef<Path>) -> Result<AuditLog, AuditError> {
         let path = path.as_ref();
+        use std::os::unix::fs::OpenOptionsExt;
+        // O_NOFOLLOW: a symlink put at the log's name (by a session that can write there)
+        // would send the records into any file serve can write.
         let file = OpenOptions::new()
             .create(true)
             .append(true)
+            .custom_flags(nix::libc::O_NOFOLLOW)
             .open(path)
             .map_err(|source| AuditError::Open {
                 path: path.to_path_buf(),

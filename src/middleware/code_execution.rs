@@ -115,7 +115,9 @@ impl<E: Executor> Guard<E> {
         self.sync_cwd();
         let run = match ran {
             Err(text) => {
-                let _ = std::fs::remove_dir_all(&dir);
+                if let Some(o) = self.outputs.as_ref() {
+                    let _ = o.discard(&dir);
+                }
                 return bash_error(Code::InvalidToolInput, &text);
             }
             Ok(run) => run,
@@ -123,7 +125,9 @@ impl<E: Executor> Guard<E> {
         let out = match run {
             Ok(out) => out,
             Err(e) => {
-                let _ = std::fs::remove_dir_all(&dir);
+                if let Some(o) = self.outputs.as_ref() {
+                    let _ = o.discard(&dir);
+                }
                 rec.error = Some(e.code());
                 let code = match e {
                     ExecError::Timeout { .. } => Code::ExecutionTimeExceeded,

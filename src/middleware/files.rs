@@ -18,7 +18,7 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
-use super::sandbox::{SandboxError, SandboxSpec};
+use crate::sandbox::{SandboxError, SandboxSpec};
 
 /// What a path is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -170,7 +170,7 @@ impl LocalFiles {
         std::thread::Builder::new()
             .name("shellgate-file-tool".to_string())
             .spawn(move || {
-                let confined = super::sandbox::restrict_this_thread(&spec);
+                let confined = crate::sandbox::restrict_this_thread(&spec);
                 let ok = confined.is_ok();
                 let _ = ready_tx.send(confined);
                 if ok {

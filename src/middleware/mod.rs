@@ -79,12 +79,12 @@ pub mod outputs;
 pub mod session;
 pub mod shapes;
 
-// The kernel sandbox and process containment: used by `policy-check sandbox` (the launcher)
-// and the tests; applications reach them through `Guard::reference_with` and `[sandbox]`.
+// The kernel sandbox and process containment live in `crate::sandbox`; these names stay for
+// the binary and the tests written against them.
 #[doc(hidden)]
-pub mod contain;
+pub use crate::sandbox;
 #[doc(hidden)]
-pub mod sandbox;
+pub use crate::sandbox::contain;
 
 mod approver;
 mod code_execution;

@@ -3,7 +3,7 @@
 //! The raw table (as written) and its compiled form live here together so that the rest of
 //! the policy code only names them. Validation is in `load/sandbox.rs` (a child of the
 //! loader). The kernel side (Landlock, limits, containment) is
-//! [`crate::middleware::sandbox`].
+//! [`crate::sandbox`].
 
 use std::collections::BTreeMap;
 
@@ -70,6 +70,32 @@ pub struct RawSandboxLimits {
     /// Open files per process (RLIMIT_NOFILE).
     #[schemars(with = "Option<u64>")]
     pub open_files: Option<Spanned<i64>>,
+    /// Memory of the whole session, in bytes (the session cgroup's `memory.max`, which also
+    /// counts its private `/tmp`). Default 4 GiB.
+    #[schemars(with = "Option<u64>")]
+    pub memory: Option<Spanned<i64>>,
+    /// CPU of the whole session, in percent of one core (the cgroup's `cpu.max`). Default 200.
+    #[schemars(with = "Option<u64>")]
+    pub cpu_percent: Option<Spanned<i64>>,
+    /// Size of the session's private `/tmp` (a tmpfs), in bytes. Default 1 GiB.
+    #[schemars(with = "Option<u64>")]
+    pub tmp_size: Option<Spanned<i64>>,
+    /// "required" (the default): the session does not start without its cgroup
+    /// (`sandbox-unavailable`); "optional": without a usable cgroup hierarchy the session runs
+    /// with rlimits only, and processes are ended by walking the process tree.
+    #[schemars(with = "Option<CgroupName>")]
+    pub cgroup: Option<Spanned<String>>,
+}
+
+/// `[sandbox.limits] cgroup` (schema only).
+#[derive(JsonSchema)]
+#[schemars(rename_all = "kebab-case")]
+#[allow(dead_code)]
+pub(crate) enum CgroupName {
+    /// No session without its cgroup.
+    Required,
+    /// rlimits only where no cgroup can be made.
+    Optional,
 }
 
 /// `[sandbox] mode` (schema only).
@@ -115,8 +141,9 @@ pub struct SandboxRoot {
     pub rest: String,
 }
 
-/// Resource limits; `None` leaves a limit as inherited.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// Resource limits; `None` leaves a limit as inherited (the cgroup's have defaults, see
+/// [`SandboxLimits::memory_or_default`] and the like).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, Deserialize)]
 pub struct SandboxLimits {
     /// RLIMIT_CPU, seconds.
     pub cpu_seconds: Option<u64>,
@@ -128,6 +155,43 @@ pub struct SandboxLimits {
     pub file_size: Option<u64>,
     /// RLIMIT_NOFILE.
     pub open_files: Option<u64>,
+    /// The session cgroup's memory limit, bytes.
+    pub memory: Option<u64>,
+    /// The session cgroup's CPU limit, percent of one core.
+    pub cpu_percent: Option<u64>,
+    /// The private `/tmp`'s size, bytes.
+    pub tmp_size: Option<u64>,
+    /// A session may run without its cgroup.
+    #[serde(default)]
+    pub cgroup_optional: bool,
+}
+
+impl SandboxLimits {
+    /// Default memory of a session: 4 GiB.
+    pub const DEFAULT_MEMORY: u64 = 4 << 30;
+    /// Default CPU: two cores.
+    pub const DEFAULT_CPU_PERCENT: u64 = 200;
+    /// Default processes of a session (the pids cgroup).
+    pub const DEFAULT_PROCESSES: u64 = 1024;
+    /// Default private `/tmp`: 1 GiB.
+    pub const DEFAULT_TMP_SIZE: u64 = 1 << 30;
+
+    /// `memory`, or its default.
+    pub fn memory_or_default(&self) -> u64 {
+        self.memory.unwrap_or(Self::DEFAULT_MEMORY)
+    }
+    /// `cpu_percent`, or its default.
+    pub fn cpu_percent_or_default(&self) -> u64 {
+        self.cpu_percent.unwrap_or(Self::DEFAULT_CPU_PERCENT)
+    }
+    /// `processes`, or its default.
+    pub fn processes_or_default(&self) -> u64 {
+        self.processes.unwrap_or(Self::DEFAULT_PROCESSES)
+    }
+    /// `tmp_size`, or its default.
+    pub fn tmp_size_or_default(&self) -> u64 {
+        self.tmp_size.unwrap_or(Self::DEFAULT_TMP_SIZE)
+    }
 }
 
 /// `[sandbox]`, compiled (merged over includes: scalars override, lists extend).

@@ -1,14 +1,17 @@
 //! `policy-check sandbox [SPEC] -- PROGRAM ARGS...`: run a program inside the kernel sandbox
-//! (see `shellgate::middleware::sandbox`). The session's shell is started this way; it is
-//! also usable by hand. Exit status: the program's, or 125 when the sandbox cannot be set up
-//! (the reason code, `sandbox-unavailable` or `sandbox-setup`, is on stderr).
+//! (see `shellgate::sandbox`). The session's shell is started this way; it is also usable by
+//! hand. Exit status: the program's, or 125 when the sandbox cannot be set up (the reason
+//! code, `sandbox-unavailable` or `sandbox-setup`, is on stderr).
+//!
+//! `policy-check sandbox --policy P --print-plan` prints the jail the policy builds (the
+//! mount view, namespaces, limits) and bubblewrap's arguments, and runs nothing.
 
 use crate::error::CliError;
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::Command;
 
-use shellgate::middleware::sandbox::{self, SandboxSpec};
+use shellgate::sandbox::{self, plan::JailPlan, SandboxSpec};
 use shellgate::Context;
 
 /// Limits given on the command line (they override the policy's).
@@ -77,9 +80,21 @@ pub struct SandboxArgs {
     /// The private temporary directory (writable).
     #[arg(long, value_name = "DIR")]
     tmp: Option<PathBuf>,
-    /// A pids cgroup directory to join before starting the program.
+    /// A cgroup directory to join before starting the program. Repeatable (cgroup v1: one
+    /// per hierarchy).
     #[arg(long, value_name = "DIR")]
-    cgroup: Option<PathBuf>,
+    cgroup: Vec<PathBuf>,
+    /// The whole spec as JSON (how the session passes it; overrides `--policy`).
+    #[arg(long, value_name = "JSON", hide = true)]
+    spec: Option<String>,
+    /// Without a policy: run inside the bubblewrap jail too (with `--policy`, the policy's
+    /// `[sandbox] mode` decides).
+    #[arg(long)]
+    jail: bool,
+    /// Print the jail the policy builds (mounts, namespaces, limits, bubblewrap's arguments)
+    /// and exit without running anything.
+    #[arg(long)]
+    print_plan: bool,
     #[command(flatten)]
     limits: LimitArgs,
     /// Internal: the second stage (confine, then exec).
@@ -90,13 +105,15 @@ pub struct SandboxArgs {
     #[arg(long, hide = true)]
     errors_to_stdout: bool,
     /// The program and its arguments (after `--`).
-    #[arg(last = true, required = true)]
+    #[arg(last = true, required_unless_present = "print_plan")]
     command: Vec<OsString>,
 }
 
 pub fn launch(args: SandboxArgs) -> Result<u8, CliError> {
-    let mut spec = match &args.policy {
-        Some(p) => {
+    let mut spec = match (&args.spec, &args.policy) {
+        (Some(json), _) => serde_json::from_str::<SandboxSpec>(json)
+            .map_err(|e| format!("--spec is not a sandbox spec: {e}"))?,
+        (None, Some(p)) => {
             let policy = shellgate::Policy::from_name_or_file(p).map_err(|e| e.to_string())?;
             let ws = match &args.workspace {
                 Some(w) => w.clone(),
@@ -107,8 +124,14 @@ pub fn launch(args: SandboxArgs) -> Result<u8, CliError> {
             spec.landlock = true;
             spec
         }
-        None => SandboxSpec {
+        (None, None) => SandboxSpec {
             landlock: true,
+            jail: args.jail,
+            home: std::env::var_os("HOME").map(PathBuf::from),
+            bwrap: sandbox::find_bwrap(),
+            overlay: sandbox::find_bwrap()
+                .as_deref()
+                .is_some_and(sandbox::plan::bwrap_has_overlay),
             ..SandboxSpec::default()
         },
     };
@@ -121,6 +144,9 @@ pub fn launch(args: SandboxArgs) -> Result<u8, CliError> {
         spec.landlock = false;
     }
     args.limits.apply(&mut spec);
+    if args.print_plan {
+        return print_plan(&spec);
+    }
     let fail = |e: &dyn std::fmt::Display| {
         eprintln!("policy-check sandbox: {e}");
         if args.errors_to_stdout {
@@ -139,8 +165,50 @@ pub fn launch(args: SandboxArgs) -> Result<u8, CliError> {
         .arg("sandbox")
         .arg("--stage2")
         .args(std::env::args_os().skip(2));
-    match sandbox::launch(args.tmp.as_deref(), args.cgroup.as_deref(), stage2) {
+    match sandbox::launch(&spec, args.tmp.as_deref(), &args.cgroup, stage2) {
         Ok(code) => Ok(u8::try_from(code).unwrap_or(255)),
         Err(e) => fail(&e),
     }
+}
+
+/// `--print-plan`: the jail, for people, then bubblewrap's arguments (one per line).
+fn print_plan(spec: &SandboxSpec) -> Result<u8, CliError> {
+    if !spec.jail {
+        println!(
+            "no jail: the policy's [sandbox] mode is \"off\" (the launcher gives a PID namespace \
+             and parent-death signals only)"
+        );
+        return Ok(0);
+    }
+    let plan = JailPlan::build(spec, None, None, spec.overlay).map_err(|e| e.to_string())?;
+    print!("{}", plan.describe());
+    let l = &spec.limits;
+    println!(
+        "cgroup      memory.max {} MiB, pids.max {}, cpu.max {}% of a core ({})",
+        l.memory_or_default() >> 20,
+        l.processes_or_default(),
+        l.cpu_percent_or_default(),
+        if l.cgroup_optional {
+            "optional"
+        } else {
+            "required: sandbox-unavailable without it"
+        }
+    );
+    println!(
+        "inside      Landlock (the roots above), seccomp (TIOCSTI, set-id bits, AF_UNIX sockets, \
+         keyrings, perf, bpf, userfaultfd, mounts, namespaces, modules{})",
+        if spec.network {
+            ""
+        } else {
+            ", UDP and raw sockets"
+        }
+    );
+    match &spec.bwrap {
+        Some(b) => println!("\n{}", b.display()),
+        None => println!("\nbwrap (not installed: sandbox-unavailable)"),
+    }
+    for a in plan.bwrap_args() {
+        println!("  {a}");
+    }
+    Ok(0)
 }

@@ -163,6 +163,7 @@ fn guard_with(
         if args.no_sandbox {
             ctx.sandbox = SandboxState::Off;
         } else {
+            sandbox::bwrap_required(policy).map_err(|e| e.to_string())?;
             ctx.sandbox = sandbox::state_for(policy);
             ctx.output_dir = calls_dir.map(Path::to_path_buf);
             let mut spec = SandboxSpec::from_policy(policy, ctx);

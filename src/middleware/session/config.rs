@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::super::sandbox::SandboxSpec;
 use crate::redact::RuleSet;
+use crate::sandbox::SandboxSpec;
 
 /// The variables copied from the parent's environment (when set). Everything else is cleared.
 pub const ENV_ALLOWLIST: &[&str] = &["PATH", "HOME", "LANG", "LC_ALL", "TERM", "USER"];
@@ -92,7 +92,7 @@ pub struct SessionConfig {
 }
 
 /// How to start the shell through the sandbox launcher: `PROGRAM sandbox SPEC... --tmp DIR
-/// [--cgroup DIR] -- bash --noprofile --norc` (see [`crate::middleware::sandbox`]).
+/// [--cgroup DIR] -- bash --noprofile --norc` (see [`crate::sandbox`]).
 #[derive(Debug, Clone)]
 pub struct Launcher {
     /// The `policy-check` binary (or any program with its `sandbox` subcommand).

@@ -37,10 +37,13 @@
 //! - **Background jobs**: output a job prints between calls comes before the next call's
 //!   random begin line and is discarded. With [`SessionConfig::keep_background`] `false`,
 //!   every descendant of the shell is killed when its call ends.
-//! - **The sandbox launcher** ([`SessionConfig::launcher`], see [`super::sandbox`]): the
-//!   shell runs as PID 1 of its own PID namespace under Landlock and limits, so processes that
-//!   left the process group (`setsid`, `timeout`, double forks) die with it, and
-//!   parent-death signals end it with the guard process, even on SIGKILL.
+//! - **The sandbox launcher** ([`SessionConfig::launcher`], see [`crate::sandbox`]): with
+//!   `[sandbox] mode = "enforce"` the shell runs in the policy's jail (bubblewrap: its own
+//!   mount view, user, PID, IPC, UTS, network and cgroup namespaces, no capabilities, no
+//!   controlling terminal; Landlock and seccomp inside) and in a cgroup of its own (memory,
+//!   processes, CPU), which the end of each call freezes and empties of everything but the
+//!   shell; processes that left the process group (`setsid`, `timeout`, double forks) die
+//!   with it, and parent-death signals end it with the guard process, even on SIGKILL.
 //!
 //! The shell exiting (`exit`, `set -e`, a fatal signal) is reported as an error and a new
 //! session is started. Without the launcher, a process that leaves the process group

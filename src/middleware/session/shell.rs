@@ -13,12 +13,12 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 
-use super::super::contain;
-use super::super::sandbox::PidsCgroup;
 use super::super::ExecError;
 use super::config::{SessionConfig, DEFAULT_PATH, ENV_ALLOWLIST};
 use super::sentinel::{SentinelScanner, Stream};
 use super::token;
+use crate::sandbox::cgroup::SessionCgroup;
+use crate::sandbox::contain;
 
 /// How long a new shell may take to report ready, at least.
 pub(super) const MIN_START_TIMEOUT: Duration = Duration::from_secs(5);
@@ -57,8 +57,12 @@ pub(super) struct Shell {
     pub(super) shell_pid: Option<Pid>,
     /// The session's private temporary directory (under the launcher), removed at the end.
     pub(super) tmp: Option<PathBuf>,
-    /// The session's pids cgroup, when `processes` is limited and one can be made.
-    pub(super) cgroup: Option<PidsCgroup>,
+    /// The session's cgroup (always in the jail unless the policy makes it optional; without
+    /// the jail, when `processes` is limited and one can be made).
+    pub(super) cgroup: Option<SessionCgroup>,
+    /// The session's own processes, from the launcher down to the shell: all that the end of
+    /// a call leaves alive in the cgroup.
+    pub(super) keep: Vec<Pid>,
     /// Where the shell keeps the second pipe (code execution calls' stderr).
     pub(super) err_fd: u32,
 }
@@ -89,11 +93,20 @@ impl Shell {
                     .args(l.spec.to_args())
                     .arg("--tmp")
                     .arg(&dir);
-                if let Some(n) = l.spec.limits.processes {
-                    cgroup = PidsCgroup::create(n, &name);
-                    if let Some(cg) = &cgroup {
-                        cmd.arg("--cgroup").arg(cg.path());
+                if l.spec.jail {
+                    match SessionCgroup::create(&name, &l.spec.limits) {
+                        Ok(cg) => cgroup = Some(cg),
+                        Err(_) if l.spec.limits.cgroup_optional => {}
+                        Err(e) => {
+                            let _ = std::fs::remove_dir_all(&dir);
+                            return Err(ExecError::Start(e.to_string()));
+                        }
                     }
+                } else if l.spec.limits.processes.is_some() {
+                    cgroup = SessionCgroup::create(&name, &l.spec.limits).ok();
+                }
+                for d in cgroup.iter().flat_map(|c| c.dirs()) {
+                    cmd.arg("--cgroup").arg(d);
                 }
                 cmd.arg("--").arg(&config.bash);
                 cmd
@@ -141,7 +154,7 @@ impl Shell {
             let dirs = tmp
                 .iter()
                 .cloned()
-                .chain(cgroup.iter().map(|c: &PidsCgroup| c.path().to_path_buf()))
+                .chain(cgroup.iter().flat_map(|c| c.dirs().iter().cloned()))
                 .collect();
             contain::register(p, dirs);
         }
@@ -165,6 +178,7 @@ impl Shell {
             shell_pid: pgid,
             tmp,
             cgroup,
+            keep: Vec::new(),
             err_fd,
         };
         let tx_err = tx.clone();
@@ -203,8 +217,18 @@ impl Shell {
         match shell.wait(&mut out, None, deadline) {
             Wait::Done { cwd, .. } => {
                 if config.launcher.is_some() {
-                    // The launcher's only child is the shell (exec'd by stage 2).
-                    shell.shell_pid = pgid.and_then(|p| contain::children(p).into_iter().next());
+                    // From the launcher down, each process has one child until the shell
+                    // (exec'd by stage 2): launcher → shell, or in the jail launcher →
+                    // bubblewrap → bubblewrap's init → shell. Nothing else runs yet.
+                    let mut chain: Vec<Pid> = pgid.into_iter().collect();
+                    while let Some(&last) = chain.last() {
+                        match contain::children(last).as_slice() {
+                            [only] if chain.len() < 8 => chain.push(*only),
+                            _ => break,
+                        }
+                    }
+                    shell.shell_pid = chain.get(1..).and_then(|c| c.last().copied());
+                    shell.keep = chain;
                 }
                 Ok((shell, cwd.unwrap_or_else(|| config.cwd.clone())))
             }
@@ -222,8 +246,13 @@ impl Shell {
         }
     }
 
-    /// Kill every process the shell started (the shell itself stays).
+    /// Kill every process the shell started (the shell itself stays): by the cgroup when the
+    /// session has one (frozen while it is emptied, so nothing forks past it), else by the
+    /// process tree.
     pub(super) fn kill_descendants(&self) {
+        if let (Some(cg), false) = (&self.cgroup, self.keep.is_empty()) {
+            cg.kill_except(&self.keep, Duration::from_secs(2));
+        }
         if let Some(p) = self.shell_pid {
             contain::kill_tree(p, Duration::from_secs(2));
         }
@@ -312,6 +341,8 @@ impl Drop for Shell {
         }
         self.cgroup = None; // kills what is left inside, removes it
         if let Some(t) = self.tmp.take() {
+            // The jail is gone: the placeholders over missing protected names can go.
+            crate::sandbox::launch::remove_placeholders_of(&t);
             let _ = std::fs::remove_dir_all(t);
         }
     }

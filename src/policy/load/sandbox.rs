@@ -48,6 +48,9 @@ impl Loader {
                 (&l.processes, &mut sb.limits.processes),
                 (&l.file_size, &mut sb.limits.file_size),
                 (&l.open_files, &mut sb.limits.open_files),
+                (&l.memory, &mut sb.limits.memory),
+                (&l.cpu_percent, &mut sb.limits.cpu_percent),
+                (&l.tmp_size, &mut sb.limits.tmp_size),
             ] {
                 let Some(v) = value else { continue };
                 match u64::try_from(*v.get_ref()) {
@@ -58,6 +61,19 @@ impl Loader {
                         file.loc(v.span()),
                     ),
                 }
+            }
+        }
+        if let Some(c) = raw.limits.as_ref().and_then(|l| l.cgroup.as_ref()) {
+            match c.get_ref().as_str() {
+                "required" => sb.limits.cgroup_optional = false,
+                "optional" => sb.limits.cgroup_optional = true,
+                other => self.diag(
+                    DiagnosticCode::PolicySandbox,
+                    format!(
+                        "[sandbox.limits] cgroup must be \"required\" or \"optional\", not {other:?}"
+                    ),
+                    file.loc(c.span()),
+                ),
             }
         }
         for (name, prog) in &raw.programs {

@@ -1,6 +1,6 @@
 //! Process containment: whatever a session starts ends with it.
 //!
-//! - Every live [`BashSession`](super::BashSession) registers its process group here, so that
+//! - Every live `BashSession` registers its process group here, so that
 //!   a signal handler (or end of input) can kill every session at once:
 //!   [`kill_all_sessions`].
 //! - [`descendants`] lists a process's descendants from `/proc` (by parent pid, not by name),
@@ -51,19 +51,21 @@ pub fn kill_all_sessions() {
 /// removed once its processes are gone: this waits up to a second for that.
 pub fn end_all_sessions() {
     kill_all_sessions();
-    let dirs: Vec<PathBuf> = std::mem::take(&mut *live())
+    let (cgroups, tmps): (Vec<PathBuf>, Vec<PathBuf>) = std::mem::take(&mut *live())
         .into_values()
         .flatten()
-        .collect();
+        .partition(|d| d.join("cgroup.procs").exists());
+    // The cgroups first: each can be removed only once its processes (the jail) are gone,
+    // and only then may the placeholders in the workspace be removed.
     let until = Instant::now() + Duration::from_secs(1);
-    for d in dirs {
-        if d.join("cgroup.procs").exists() {
-            while std::fs::remove_dir(&d).is_err() && Instant::now() < until {
-                std::thread::sleep(Duration::from_millis(5));
-            }
-        } else {
-            let _ = std::fs::remove_dir_all(&d);
+    for d in cgroups {
+        while std::fs::remove_dir(&d).is_err() && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(5));
         }
+    }
+    for d in tmps {
+        super::launch::remove_placeholders_of(&d);
+        let _ = std::fs::remove_dir_all(&d);
     }
 }
 
