@@ -129,13 +129,14 @@ code_enum! {
         VariableName = "variable-name": "`printf -v` / `read` / `declare` of a name that is not static and plain",
         SedScript = "sed-script": "a sed program that can run commands or write files",
         AwkProgram = "awk-program": "an awk program that can run commands or write files",
-        ArithmeticVariable = "arithmetic-variable": "arithmetic on a variable, whose value bash evaluates as an expression at run time",
         IndirectExpansion = "indirect-expansion": "an indirect expansion (`${!x}`), whose target is chosen at run time",
         Substitution = "substitution": "a command or process substitution, when the policy sets a verdict for them",
         Background = "background": "a command run in the background (`&`, `coproc`), when the policy sets a verdict for it",
         CommandLimit = "command-limit": "more simple commands than the policy's `max_commands`: always deny",
         NestingLimit = "nesting-limit": "payloads nested deeper than the policy's `max_nesting`: always deny",
         InternalError = "internal-error": "shellgate failed while checking the command: always deny",
+        CodeFromData = "code-from-data": "bash evaluates a value not proven inert as code: arithmetic in every form, a subscript, a name resolved at run time, a string run later (docs/parser.md)",
+        EnvRead = "env-read": "expands a variable the command did not set, which `[env] read` does not allow: the environment is a secret store",
     }
 }
 
