@@ -15,6 +15,8 @@ mod common;
 mod shell_parse;
 // Decisions under the shipped policies, in both directions, with hostile inputs.
 mod evaluate;
+// Every context where bash evaluates a value as code: proven with bash, refused by shellgate.
+mod code_contexts;
 // The bypass corpus (always refused) and the ordinary corpus (allowed), `tests/corpus/`.
 mod corpus;
 // Properties over generated commands (appending a denied command never allows, ...).
