@@ -875,6 +875,8 @@ operands = ["path-read"]
 operands = "path-write"
 [programs.cat]
 operands = "path-read"
+[env]
+read = ["*"]
 "#;
     let policy = Policy::from_toml(src, "lenient.toml").expect("valid");
     assert_eq!(decide(&policy, "cat \"$F\"").verdict, Verdict::Allow);

@@ -17,6 +17,8 @@ mod shell_parse;
 mod evaluate;
 // Every context where bash evaluates a value as code: proven with bash, refused by shellgate.
 mod code_contexts;
+// The environment is a secret store: reads of variables the command did not set, and dumps.
+mod env_reads;
 // The bypass corpus (always refused) and the ordinary corpus (allowed), `tests/corpus/`.
 mod corpus;
 // Properties over generated commands (appending a denied command never allows, ...).

@@ -165,8 +165,13 @@ impl Eval<'_> {
 
     /// The checks of one simple command (after loop variables were put in).
     pub(super) fn simple_checks(&mut self, c: &SimpleCommand) {
+        let mark = self.assigned_mark();
         for a in &c.assignments {
             self.assignment(a);
+        }
+        if !c.words.is_empty() {
+            // `X=1 cmd $X`: the program's environment, not the shell's; `$X` is not it.
+            self.forget_assigned(mark);
         }
         for r in &c.redirects {
             self.redirect(r);
@@ -202,10 +207,13 @@ impl Eval<'_> {
                         s.span,
                     );
                 }
-                // A substitution runs in a subshell: its `cd`s do not move this shell.
+                // A substitution runs in a subshell: its `cd`s do not move this shell, and
+                // what it assigns is not set after it.
                 let before = self.cwds.clone();
+                let mark = self.assigned_mark();
                 self.script(s);
                 self.cwds = before;
+                self.forget_assigned(mark);
             }
             WordPart::Param(p) => self.param(p),
             WordPart::Arithmetic(a) => self.arithmetic(a),
@@ -215,6 +223,7 @@ impl Eval<'_> {
 
     pub(super) fn param(&mut self, p: &Param) {
         nested(|| {
+            self.param_reads(p);
             let risky_op = matches!(p.operator.as_deref(), Some("@P") | Some("@E") | Some("@A"));
             if p.indirect || risky_op {
                 let s = self.policy.shell.indirect_expansion.clone();

@@ -25,7 +25,7 @@ use serde::Serialize;
 use crate::codes::DiagnosticCode;
 
 pub use compiled::{
-    ArgKind, ArgRule, EnvRules, Example, Glob, Limits, NamePattern, OperandSpec, PathAnchor,
+    ArgKind, ArgRule, EnvReads, EnvRules, Example, Glob, Limits, NamePattern, OperandSpec, PathAnchor,
     PathPattern, PathRules, Policy, ProgramRule, RedirectRules, Setting, ShellRules, WrapperRules,
 };
 pub(crate) use index::OptionFacts;
