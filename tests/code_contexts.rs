@@ -19,27 +19,75 @@ const SETUP: &str = "printf '%s' 'a[$(id)]' > v; printf '%s' id > c; printf '%s'
 /// (row of the table, command, the code that must refuse it).
 const CONTEXTS: &[(&str, &str, &str)] = &[
     // Arithmetic in every form.
-    ("$((..)) of a substitution", ": $(( $(< v) ))", "code-from-data"),
-    ("$((..)) of a quoted literal echoed", ": $(( $(echo 'a[$(id)]') ))", "code-from-data"),
-    ("$((..)) of printf output, no `$(` in the payload", ": $(( $(printf 'a[%s(id)]' '$') ))", "code-from-data"),
-    ("$((..)) reading a variable", "x=$(< v); : $((x))", "code-from-data"),
-    ("$((..)) of $x", "x=$(< v); : $(( $x + 1 ))", "code-from-data"),
+    (
+        "$((..)) of a substitution",
+        ": $(( $(< v) ))",
+        "code-from-data",
+    ),
+    (
+        "$((..)) of a quoted literal echoed",
+        ": $(( $(echo 'a[$(id)]') ))",
+        "code-from-data",
+    ),
+    (
+        "$((..)) of printf output, no `$(` in the payload",
+        ": $(( $(printf 'a[%s(id)]' '$') ))",
+        "code-from-data",
+    ),
+    (
+        "$((..)) reading a variable",
+        "x=$(< v); : $((x))",
+        "code-from-data",
+    ),
+    (
+        "$((..)) of $x",
+        "x=$(< v); : $(( $x + 1 ))",
+        "code-from-data",
+    ),
     ("$[..]", ": $[ $(< v) ]", "code-from-data"),
     ("((..))", "(( $(< v) ))", "code-from-data"),
-    ("for ((init;..))", "for (( i=$(< v); i<1; i++ )); do :; done", "code-from-data"),
-    ("for ((;cond;))", "for (( ; $(< v); )); do break; done", "code-from-data"),
-    ("for (( )) whose body plants the variable", "for (( i=0; i<2; i++ )); do [[ $i == 0 ]] && i=$(< v); done", "code-from-data"),
+    (
+        "for ((init;..))",
+        "for (( i=$(< v); i<1; i++ )); do :; done",
+        "code-from-data",
+    ),
+    (
+        "for ((;cond;))",
+        "for (( ; $(< v); )); do break; done",
+        "code-from-data",
+    ),
+    (
+        "for (( )) whose body plants the variable",
+        "for (( i=0; i<2; i++ )); do [[ $i == 0 ]] && i=$(< v); done",
+        "code-from-data",
+    ),
     ("[[ -eq ]] left", "[[ $(< v) -eq 1 ]]", "code-from-data"),
-    ("[[ -lt ]] right, quoted", "[[ 1 -lt \"$(< v)\" ]]", "code-from-data"),
-    ("[[ -ne ]] literal", "[[ 'a[$(id)]' -ne 1 ]]", "code-from-data"),
+    (
+        "[[ -lt ]] right, quoted",
+        "[[ 1 -lt \"$(< v)\" ]]",
+        "code-from-data",
+    ),
+    (
+        "[[ -ne ]] literal",
+        "[[ 'a[$(id)]' -ne 1 ]]",
+        "code-from-data",
+    ),
     ("${s:off}", "s=abc; : ${s:$(< v)}", "code-from-data"),
     ("${s:off:len}", "s=abc; : ${s:0:$(< v)}", "code-from-data"),
     ("${@:off}", ": ${@:$(< v)}", "code-from-data"),
     ("${a[@]:off}", "a=(1 2); : ${a[@]:$(< v)}", "code-from-data"),
-    ("${x:-$((..))} inside a default", "x=$(< v); : ${u:-$((x))}", "code-from-data"),
+    (
+        "${x:-$((..))} inside a default",
+        "x=$(< v); : ${u:-$((x))}",
+        "code-from-data",
+    ),
     // Subscripts of indexed arrays.
     ("${a[sub]}", "a=(1); : ${a[$(< v)]}", "code-from-data"),
-    ("${a['..']} single-quoted", "a=(1); : ${a['$(id)']}", "code-from-data"),
+    (
+        "${a['..']} single-quoted",
+        "a=(1); : ${a['$(id)']}",
+        "code-from-data",
+    ),
     ("${a[name]}", "x=$(< v); a=(1); : ${a[x]}", "code-from-data"),
     ("${#a[sub]}", "a=(1); : ${#a[$(< v)]}", "code-from-data"),
     ("a[sub]=", "a[$(< v)]=1", "code-from-data"),
@@ -50,45 +98,126 @@ const CONTEXTS: &[(&str, &str, &str)] = &[
     ("let", "let \"x=$(< v)\"", "code-from-data"),
     ("declare -i", "declare -i x=$(< v)", "code-from-data"),
     ("typeset -i", "typeset -i x=$(< v)", "code-from-data"),
-    ("local -i", "f() { local -i x=$(< v); }; f", "code-from-data"),
-    ("assigning an -i variable", "declare -i x; x=$(< v)", "code-from-data"),
+    (
+        "local -i",
+        "f() { local -i x=$(< v); }; f",
+        "code-from-data",
+    ),
+    (
+        "assigning an -i variable",
+        "declare -i x; x=$(< v)",
+        "code-from-data",
+    ),
     ("RANDOM=", "RANDOM=$(< v)", "code-from-data"),
     ("SRANDOM=", "SRANDOM=$(< v)", "code-from-data"),
     ("OPTIND=", "OPTIND=$(< v)", "code-from-data"),
     ("HISTCMD=", "HISTCMD=$(< v)", "code-from-data"),
     // Names resolved at run time (a subscript in the name is evaluated).
     ("printf -v NAME", "printf -v \"$(< v)\" x", "code-from-data"),
-    ("printf -v literal", "printf -v 'a[$(id)]' x", "code-from-data"),
+    (
+        "printf -v literal",
+        "printf -v 'a[$(id)]' x",
+        "code-from-data",
+    ),
     ("read NAME", "read \"$(< v)\" <<< x", "code-from-data"),
     ("test -v", "test -v \"$(< v)\"", "code-from-data"),
     ("[ -v ]", "[ -v \"$(< v)\" ]", "code-from-data"),
     ("[[ -v ]]", "[[ -v $(< v) ]]", "code-from-data"),
     ("[[ -v ]] literal", "[[ -v 'a[$(id)]' ]]", "code-from-data"),
     ("declare NAME=", "declare \"$(< v)\"=1", "code-from-data"),
-    ("local NAME=", "f() { local \"$(< v)\"=1; }; f", "code-from-data"),
+    (
+        "local NAME=",
+        "f() { local \"$(< v)\"=1; }; f",
+        "code-from-data",
+    ),
     ("unset NAME", "a=(1); unset \"$(< v)\"", "code-from-data"),
-    ("unset -v NAME", "a=(1); unset -v \"$(< v)\"", "code-from-data"),
+    (
+        "unset -v NAME",
+        "a=(1); unset -v \"$(< v)\"",
+        "code-from-data",
+    ),
     ("unset literal", "a=(1); unset 'a[$(id)]'", "code-from-data"),
-    ("declare -n", "declare -n r=\"$(< v)\"; : $r", "code-from-data"),
-    ("assigning a nameref", "declare -n r; r=$(< v); : $r", "code-from-data"),
-    ("declare -a \"$w\"", "declare -a \"$(< w)\"", "code-from-data"),
-    ("declare -a x=\"$y\"", "declare -a x=\"$(< y)\"", "code-from-data"),
-    ("wait -p NAME", ": & wait -n -p \"$(< v)\"", "code-from-data"),
+    (
+        "declare -n",
+        "declare -n r=\"$(< v)\"; : $r",
+        "code-from-data",
+    ),
+    (
+        "assigning a nameref",
+        "declare -n r; r=$(< v); : $r",
+        "code-from-data",
+    ),
+    (
+        "declare -a \"$w\"",
+        "declare -a \"$(< w)\"",
+        "code-from-data",
+    ),
+    (
+        "declare -a x=\"$y\"",
+        "declare -a x=\"$(< y)\"",
+        "code-from-data",
+    ),
+    (
+        "wait -p NAME",
+        ": & wait -n -p \"$(< v)\"",
+        "code-from-data",
+    ),
     ("${!x}", "x=$(< v); : ${!x}", "indirect-expansion"),
     // Strings run later.
     ("trap", "trap \"$(< c)\" EXIT", "code-from-data"),
-    ("trap DEBUG", "trap -- \"$(< c)\" DEBUG; :", "code-from-data"),
-    ("mapfile -C", "mapfile -C \"$(< c)\" -c 1 x <<< a", "code-from-data"),
+    (
+        "trap DEBUG",
+        "trap -- \"$(< c)\" DEBUG; :",
+        "code-from-data",
+    ),
+    (
+        "mapfile -C",
+        "mapfile -C \"$(< c)\" -c 1 x <<< a",
+        "code-from-data",
+    ),
     ("compgen -C", "compgen -C \"$(< c)\" x", "code-from-data"),
-    ("PS4 with set -x", "PS4='$(id) '; set -x; :", "code-from-data"),
-    ("PS4 octal escape", "PS4='\\044(id) '; set -x; :", "code-from-data"),
+    (
+        "compgen -W expands its word list",
+        "compgen -W \"$(< v)\" a",
+        "code-from-data",
+    ),
+    (
+        "compgen -W literal",
+        "compgen -W '$(id)' x",
+        "code-from-data",
+    ),
+    (
+        "${x:=..} then arithmetic",
+        ": ${x:=$(< v)}; : $((x))",
+        "code-from-data",
+    ),
+    ("${*:off}", "set -- a b; : ${*:$(< v)}", "code-from-data"),
+    ("${s: -off}", "x=abc; : ${x: -$(< v)}", "code-from-data"),
+    (
+        "${x[sub]} of a scalar",
+        "x=1; : ${x[$(< v)]}",
+        "code-from-data",
+    ),
+    (
+        "PS4 with set -x",
+        "PS4='$(id) '; set -x; :",
+        "code-from-data",
+    ),
+    (
+        "PS4 octal escape",
+        "PS4='\\044(id) '; set -x; :",
+        "code-from-data",
+    ),
     ("${x@P}", "x='$(id)'; : ${x@P}", "indirect-expansion"),
 ];
 
 /// Places that look like one of the above but where bash uses the value as data (proven: no
 /// `id` runs), so shellgate need not refuse them for this reason.
 const NOT_CONTEXTS: &[(&str, &str)] = &[
-    ("test -eq compares integers without evaluating", "test \"$(< v)\" -eq 1"),
+    (
+        "test -eq compares integers without evaluating",
+        "test \"$(< v)\" -eq 1",
+    ),
     ("[ -eq ]", "[ \"$(< v)\" -eq 1 ]"),
     ("mapfile checks the array name", "mapfile \"$(< v)\" <<< x"),
     ("readarray", "readarray \"$(< v)\" <<< x"),
@@ -101,15 +230,40 @@ const NOT_CONTEXTS: &[(&str, &str)] = &[
     ("exit N", "exit \"$(< v)\""),
     ("read -t", "read -t \"$(< v)\" x <<< y"),
     ("getopts NAME", "getopts a \"$(< v)\" -a"),
-    ("select reads PS3 without expansion", "PS3='$(id)'; select x in a; do break; done <<< 1"),
+    (
+        "select reads PS3 without expansion",
+        "PS3='$(id)'; select x in a; do break; done <<< 1",
+    ),
     ("[[ -R ]]", "[[ -R $(< v) ]]"),
-    ("associative keys are expanded once", "declare -A h; h[$(< v)]=1"),
+    (
+        "associative keys are expanded once",
+        "declare -A h; h[$(< v)]=1",
+    ),
     ("declare x=\"$y\" without -a", "declare x=\"$(< y)\""),
     ("SECONDS=", "SECONDS=$(< v)"),
     ("COLUMNS=", "COLUMNS=$(< v)"),
     ("[[ == ]]", "x=1; [[ $x == $(< v) ]]"),
-    ("complete -C runs only when completing", "complete -C \"$(< c)\" x"),
+    (
+        "complete -C runs only when completing",
+        "complete -C \"$(< c)\" x",
+    ),
     ("fc without history", "fc -l"),
+    (
+        "complete -W runs only when completing",
+        "complete -W '$(id)' x",
+    ),
+    (
+        "mapfile -O/-n/-s are numbers",
+        "mapfile -O \"$(< v)\" -n \"$(< v)\" x <<< a",
+    ),
+    ("read -u", "read -u \"$(< v)\" x"),
+    ("kill -s", "kill -s \"$(< v)\" $$"),
+    ("umask", "umask \"$(< v)\""),
+    ("[[ -o ]]", "[[ -o \"$(< v)\" ]]"),
+    (
+        "a short-circuited branch is not evaluated",
+        ": $(( 1 ? 2 : $(< v) ))",
+    ),
 ];
 
 /// Ordinary commands in these contexts whose values are proven inert: allowed.

@@ -95,7 +95,10 @@ fn awk_environ_and_nested_payloads_are_refused() {
         ("jq -r '.name' package.json | grep $NPM_TOKEN", "env-read"),
     ] {
         let (v, c) = codes(developer, cmd);
-        assert!(v != Verdict::Allow && c.contains(&code), "{cmd:?} -> {v} {c:?}");
+        assert!(
+            v != Verdict::Allow && c.contains(&code),
+            "{cmd:?} -> {v} {c:?}"
+        );
     }
 }
 

@@ -135,8 +135,7 @@ impl Eval<'_> {
         }
         let plain =
             p.operator.is_none() && !p.indirect && p.subscript.is_none() && p.words.is_empty();
-        if plain && (matches!(p.name.as_str(), "?" | "#" | "$" | "!") || self.proven_int(&p.name))
-        {
+        if plain && (matches!(p.name.as_str(), "?" | "#" | "$" | "!") || self.proven_int(&p.name)) {
             return Ok(());
         }
         Err(format!("the value of `${}`", p.name))
@@ -151,7 +150,11 @@ impl Eval<'_> {
         if !c.assignments.is_empty() || !c.redirects.is_empty() || !c.keywords.is_empty() {
             return false;
         }
-        let Some(texts) = c.words.iter().map(Word::static_value).collect::<Option<Vec<_>>>()
+        let Some(texts) = c
+            .words
+            .iter()
+            .map(Word::static_value)
+            .collect::<Option<Vec<_>>>()
         else {
             return false;
         };
@@ -190,7 +193,9 @@ impl Eval<'_> {
     pub(super) fn arith_word(&mut self, w: &Word, what: &str) {
         if let Err(why) = self.inert_parts(&w.parts) {
             self.code_from_data(
-                format!("{what} evaluates {why} as arithmetic, where a value like `a[$(cmd)]` runs cmd"),
+                format!(
+                    "{what} evaluates {why} as arithmetic, where a value like `a[$(cmd)]` runs cmd"
+                ),
                 w.span,
             );
         }
@@ -328,7 +333,10 @@ impl Eval<'_> {
             }
         } else if self.code.namerefs.iter().any(|n| n == name) {
             for w in values {
-                self.name_inert(w, &format!("assigning the nameref `{name}` makes it refer to"));
+                self.name_inert(
+                    w,
+                    &format!("assigning the nameref `{name}` makes it refer to"),
+                );
             }
         } else if PROMPTS.contains(&name) {
             for w in values {
@@ -411,9 +419,10 @@ impl Eval<'_> {
             }
             "wait" => self.option_names_only(args, "p", "`wait -p` assigns"),
             "unset" => {
-                let functions = args
-                    .iter()
-                    .any(|w| w.static_value().is_some_and(|t| t.starts_with('-') && t.contains('f')));
+                let functions = args.iter().any(|w| {
+                    w.static_value()
+                        .is_some_and(|t| t.starts_with('-') && t.contains('f'))
+                });
                 if !functions {
                     self.option_names(args, "", "", "`unset` resolves");
                 }
@@ -445,12 +454,27 @@ impl Eval<'_> {
             }
             "complete" | "compgen" => {
                 self.run_later_option(args, "oAGWFCXPSA", 'C', "`complete -C` runs");
+                // `-W WORDLIST`: each word is expanded again, so a `$(cmd)` in it runs.
+                for pair in args.windows(2) {
+                    if pair[0].static_value().as_deref() == Some("-W") {
+                        let inert = pair[1]
+                            .static_value()
+                            .is_some_and(|t| !t.contains(['$', '`', '\\']));
+                        if !inert {
+                            self.code_from_data(
+                                "`compgen -W` expands its word list again (a `$(cmd)` in it runs)"
+                                    .into(),
+                                pair[1].span,
+                            );
+                        }
+                    }
+                }
             }
             "bind" => {
-                if args
-                    .iter()
-                    .any(|w| w.static_value().map_or(true, |t| t.starts_with('-') && t.contains('x')))
-                {
+                if args.iter().any(|w| {
+                    w.static_value()
+                        .map_or(true, |t| t.starts_with('-') && t.contains('x'))
+                }) {
                     self.code_from_data(
                         "`bind -x` runs a command when a key is pressed, outside any check".into(),
                         words[i].span,
@@ -458,9 +482,10 @@ impl Eval<'_> {
                 }
             }
             "fc" => {
-                let lists = args
-                    .iter()
-                    .any(|w| w.static_value().is_some_and(|t| t.starts_with('-') && t.contains('l')));
+                let lists = args.iter().any(|w| {
+                    w.static_value()
+                        .is_some_and(|t| t.starts_with('-') && t.contains('l'))
+                });
                 if !lists {
                     self.code_from_data(
                         "`fc` runs commands from the history (or an editor), which are data to this check".into(),
@@ -518,7 +543,9 @@ impl Eval<'_> {
     fn option_names_only(&mut self, args: &[Word], name_opts: &str, what: &str) {
         for pair in args.windows(2) {
             if let Some(t) = pair[0].static_value() {
-                if t.starts_with('-') && t[1..].chars().last().is_some_and(|c| name_opts.contains(c)) {
+                if t.starts_with('-')
+                    && t[1..].chars().last().is_some_and(|c| name_opts.contains(c))
+                {
                     self.name_inert(&pair[1], what);
                 }
             }

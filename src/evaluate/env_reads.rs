@@ -20,11 +20,43 @@ use crate::shell::{Param, Span, Word};
 /// Variables bash sets itself (bash(1) "Shell Variables"), whatever the environment held:
 /// their values are the shell's state, not the user's secrets.
 const SHELL_VARIABLES: &[&str] = &[
-    "BASH", "BASHOPTS", "BASHPID", "BASH_ALIASES", "BASH_ARGC", "BASH_ARGV", "BASH_ARGV0",
-    "BASH_CMDS", "BASH_COMMAND", "BASH_LINENO", "BASH_REMATCH", "BASH_SOURCE", "BASH_SUBSHELL",
-    "BASH_VERSINFO", "BASH_VERSION", "DIRSTACK", "EPOCHREALTIME", "EPOCHSECONDS", "EUID",
-    "FUNCNAME", "GROUPS", "HISTCMD", "HOSTTYPE", "IFS", "LINENO", "MACHTYPE", "OPTARG", "OPTIND",
-    "OSTYPE", "PIPESTATUS", "PPID", "RANDOM", "REPLY", "SECONDS", "SHELLOPTS", "SRANDOM", "UID",
+    "BASH",
+    "BASHOPTS",
+    "BASHPID",
+    "BASH_ALIASES",
+    "BASH_ARGC",
+    "BASH_ARGV",
+    "BASH_ARGV0",
+    "BASH_CMDS",
+    "BASH_COMMAND",
+    "BASH_LINENO",
+    "BASH_REMATCH",
+    "BASH_SOURCE",
+    "BASH_SUBSHELL",
+    "BASH_VERSINFO",
+    "BASH_VERSION",
+    "DIRSTACK",
+    "EPOCHREALTIME",
+    "EPOCHSECONDS",
+    "EUID",
+    "FUNCNAME",
+    "GROUPS",
+    "HISTCMD",
+    "HOSTTYPE",
+    "IFS",
+    "LINENO",
+    "MACHTYPE",
+    "OPTARG",
+    "OPTIND",
+    "OSTYPE",
+    "PIPESTATUS",
+    "PPID",
+    "RANDOM",
+    "REPLY",
+    "SECONDS",
+    "SHELLOPTS",
+    "SRANDOM",
+    "UID",
 ];
 
 /// What the walk knows of the names the command assigns itself.
@@ -99,7 +131,9 @@ pub(super) fn jq_env_reads(program: &str) -> Vec<JqEnv> {
 /// `/proc/PID/environ`, `/proc/self/task/TID/environ`, and globs that may match one.
 fn is_environ_file(resolved: &Resolved) -> bool {
     match resolved {
-        Resolved::Exact(p) => p.starts_with("/proc") && p.file_name().is_some_and(|f| f == "environ"),
+        Resolved::Exact(p) => {
+            p.starts_with("/proc") && p.file_name().is_some_and(|f| f == "environ")
+        }
         Resolved::Glob { base, components } => {
             let under_proc = base.starts_with("/proc") || base == Path::new("/");
             let last = components.last().map_or("", String::as_str);
@@ -133,6 +167,10 @@ impl Eval<'_> {
             return;
         }
         if self.env_reads.assigned.iter().any(|n| n == name) {
+            return;
+        }
+        // The code execution tool's output directory: set by the executor, not inherited.
+        if name == "OUTPUT_DIR" && self.ctx.output_dir.is_some() {
             return;
         }
         let env = &*self.policy.env.read;
@@ -211,18 +249,25 @@ impl Eval<'_> {
         let args = &words[1..];
         let texts: Vec<Option<String>> = args.iter().map(Word::static_value).collect();
         let span = words[0].span;
-        let is_opt = |t: &Option<String>| t.as_deref().is_some_and(|t| t.starts_with('-') && t.len() > 1);
+        let is_opt = |t: &Option<String>| {
+            t.as_deref()
+                .is_some_and(|t| t.starts_with('-') && t.len() > 1)
+        };
         match name {
             "printenv" => {
-                let names: Vec<(usize, &Option<String>)> =
-                    texts.iter().enumerate().filter(|(_, t)| !is_opt(t)).collect();
+                let names: Vec<(usize, &Option<String>)> = texts
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, t)| !is_opt(t))
+                    .collect();
                 if names.is_empty() {
                     self.env_dump("`printenv` prints the whole environment", span);
                 }
                 for (i, t) in names {
                     match t {
                         Some(n) => self.env_read(n, args[i].span),
-                        None => self.env_dump("`printenv` of a name only known at run time", args[i].span),
+                        None => self
+                            .env_dump("`printenv` of a name only known at run time", args[i].span),
                     }
                 }
             }
@@ -233,7 +278,9 @@ impl Eval<'_> {
                 while let Some(t) = texts.get(i) {
                     match t.as_deref() {
                         Some("-i" | "-" | "--ignore-environment") => cleared = true,
-                        Some("-u" | "--unset" | "-C" | "--chdir" | "-S" | "--split-string") => i += 1,
+                        Some("-u" | "--unset" | "-C" | "--chdir" | "-S" | "--split-string") => {
+                            i += 1
+                        }
                         Some(t) if t.starts_with('-') || t.contains('=') => {}
                         _ => break,
                     }
@@ -247,17 +294,28 @@ impl Eval<'_> {
                 let operands: Vec<(usize, &Option<String>)> = texts
                     .iter()
                     .enumerate()
-                    .filter(|(_, t)| !t.as_deref().is_some_and(|t| (t.starts_with('-') || t.starts_with('+')) && t.len() > 1))
+                    .filter(|(_, t)| {
+                        !t.as_deref().is_some_and(|t| {
+                            (t.starts_with('-') || t.starts_with('+')) && t.len() > 1
+                        })
+                    })
                     .collect();
-                let functions = texts
-                    .iter()
-                    .any(|t| t.as_deref().is_some_and(|t| t.starts_with('-') && (t.contains('f') || t.contains('F'))));
-                let prints = texts.iter().any(|t| t.as_deref().is_some_and(|t| t.starts_with('-') && t.contains('p')));
+                let functions = texts.iter().any(|t| {
+                    t.as_deref()
+                        .is_some_and(|t| t.starts_with('-') && (t.contains('f') || t.contains('F')))
+                });
+                let prints = texts.iter().any(|t| {
+                    t.as_deref()
+                        .is_some_and(|t| t.starts_with('-') && t.contains('p'))
+                });
                 if functions {
                     return;
                 }
                 if operands.is_empty() {
-                    self.env_dump(&format!("`{name}` without names prints variables and their values"), span);
+                    self.env_dump(
+                        &format!("`{name}` without names prints variables and their values"),
+                        span,
+                    );
                 } else if prints {
                     for (i, t) in operands {
                         match t {
@@ -275,7 +333,11 @@ impl Eval<'_> {
                     w[0].as_deref() == Some("-A")
                         && matches!(w[1].as_deref(), Some("variable" | "export") | None)
                 }) || texts.iter().any(|t| {
-                    t.as_deref().is_some_and(|t| t.starts_with('-') && !t.starts_with("--") && (t.contains('v') || t.contains('e')))
+                    t.as_deref().is_some_and(|t| {
+                        t.starts_with('-')
+                            && !t.starts_with("--")
+                            && (t.contains('v') || t.contains('e'))
+                    })
                 });
                 if lists {
                     self.env_dump("`compgen -v` / `-e` lists the names of variables", span);
@@ -295,7 +357,10 @@ mod tests {
         assert_eq!(jq_env_reads("env"), vec![JqEnv::All]);
         assert_eq!(jq_env_reads("$ENV | keys"), vec![JqEnv::All]);
         assert_eq!(jq_env_reads("$ENV.HOME"), vec![JqEnv::Name("HOME".into())]);
-        assert_eq!(jq_env_reads("env.AWS_KEY"), vec![JqEnv::Name("AWS_KEY".into())]);
+        assert_eq!(
+            jq_env_reads("env.AWS_KEY"),
+            vec![JqEnv::Name("AWS_KEY".into())]
+        );
         assert_eq!(jq_env_reads("env[\"X\"]"), vec![JqEnv::All]);
         assert!(jq_env_reads(".env.HOME, $env, .environment, .name").is_empty());
     }

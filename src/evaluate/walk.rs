@@ -303,7 +303,6 @@ impl Eval<'_> {
             self.path(w, false);
         }
     }
-
 }
 
 /// A word's text with quotes removed and globs kept as written; every expansion becomes NUL.

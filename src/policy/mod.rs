@@ -25,8 +25,9 @@ use serde::Serialize;
 use crate::codes::DiagnosticCode;
 
 pub use compiled::{
-    ArgKind, ArgRule, EnvReads, EnvRules, Example, Glob, Limits, NamePattern, OperandSpec, PathAnchor,
-    PathPattern, PathRules, Policy, ProgramRule, RedirectRules, Setting, ShellRules, WrapperRules,
+    ArgKind, ArgRule, EnvReads, EnvRules, Example, Glob, Limits, NamePattern, OperandSpec,
+    PathAnchor, PathPattern, PathRules, Policy, ProgramRule, RedirectRules, Setting, ShellRules,
+    WrapperRules,
 };
 pub(crate) use index::OptionFacts;
 pub use load::SHIPPED;

@@ -113,7 +113,12 @@ impl Loader {
         env.read.allow.extend(read);
         env.read.deny.extend(read_deny);
         self.setting(file, "env.default", &e.default, &mut env.default);
-        self.setting(file, "env.read_default", &e.read_default, &mut env.read.default);
+        self.setting(
+            file,
+            "env.read_default",
+            &e.read_default,
+            &mut env.read.default,
+        );
         if e.message.is_some() {
             env.message = e.message;
         }
