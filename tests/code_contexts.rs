@@ -283,6 +283,8 @@ const INERT: &[&str] = &[
     "echo $(( $? + 1 ))",
     "echo $(( ${#x} + 1 ))",
     "echo $(( $(echo 2) * 3 ))",
+    "echo $(( $(wc -l < a.txt) + 1 ))",
+    "echo $(( $(ls | wc -l) * 2 ))",
     "[[ -v HOME ]]",
     "[[ -v a[0] ]]",
     "[[ 3 -gt 2 ]]",
@@ -349,5 +351,32 @@ fn proven_inert_values_are_allowed() {
             })
             .collect();
         assert!(bad.is_empty(), "under {}:\n{}", policy.name, bad.join("\n"));
+    }
+}
+
+/// What a proven counter is not: `wc` with an operand prints the file's name, a list prints
+/// every command's output, and a pipeline prints its last stage's.
+#[test]
+fn near_misses_of_a_proven_counter_are_refused() {
+    for policy in shipped() {
+        for cmd in [
+            ": $(( $(wc -l a.txt) ))",
+            ": $(( $(wc -l < a.txt; cat ver.txt) ))",
+            ": $(( $(wc -l < a.txt | cat) ))",
+            ": $(( $(wc -lc < a.txt) ))",
+            ": $(( $(wc --files0-from=f) ))",
+            ": $(( $(wc -l 2>&1 < a.txt) ))",
+            ": $(( $(echo -e '\\x24(id)') ))",
+            ": $(( $(echo a) ))",
+        ] {
+            let d = policy.evaluate(&Context::example(), cmd);
+            let codes: Vec<&str> = d.reasons.iter().map(|r| r.code).collect();
+            assert!(
+                d.verdict != Verdict::Allow && codes.contains(&"code-from-data"),
+                "{} {cmd:?} -> {} {codes:?}",
+                policy.name,
+                d.verdict
+            );
+        }
     }
 }

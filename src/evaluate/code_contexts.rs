@@ -65,6 +65,46 @@ impl State {
     }
 }
 
+/// Options of `wc` that print one count, and nothing else when it reads stdin.
+const WC_COUNTS: &[&str] = &[
+    "-l",
+    "-c",
+    "-w",
+    "-m",
+    "-L",
+    "--lines",
+    "--bytes",
+    "--words",
+    "--chars",
+    "--max-line-length",
+];
+
+/// `$(wc -l < f)`, `$(ls | wc -l)`: one pipeline (or one command) whose last stage is `wc`
+/// with one counting option and no operand, so what the substitution captures is one
+/// number. Its other stages write into the pipe, not into the substitution, and are checked
+/// as commands in their own right.
+fn counts_lines(script: &crate::shell::Script) -> bool {
+    use crate::shell::{Command, Join, RedirectOp};
+    let commands = &script.commands;
+    if commands.is_empty() || commands.iter().skip(1).any(|c| c.join() != Join::Pipe) {
+        return false;
+    }
+    let Some(Command::Simple(last)) = commands.last() else {
+        return false;
+    };
+    let words: Option<Vec<String>> = last.words.iter().map(Word::static_value).collect();
+    let Some(words) = words else { return false };
+    let reads_only = last
+        .redirects
+        .iter()
+        .all(|r| r.op == RedirectOp::Read && r.fd.is_none_or(|fd| fd == 0));
+    matches!(words.as_slice(), [wc, opt] if wc == "wc" && WC_COUNTS.contains(&opt.as_str()))
+        && reads_only
+        && last.assignments.is_empty()
+        && last.keywords.is_empty()
+        && !last.background
+}
+
 /// `-12`, `0`, `42`: a literal integer.
 fn is_int_literal(s: &str) -> bool {
     let digits = s.strip_prefix('-').unwrap_or(s);
@@ -120,6 +160,9 @@ impl Eval<'_> {
                 }
             } else if c.is_ascii_whitespace() || b"+-*/%<>=!&|^~?:(),".contains(&c) {
                 i += 1;
+            } else if c == 0 {
+                // An expansion in a text where expansions are marked (`x=( [$i]=v )`).
+                return Err("an expansion".into());
             } else {
                 let ch = text[i..].chars().next().unwrap_or('?');
                 return Err(format!("text holding `{ch}`"));
@@ -144,6 +187,9 @@ impl Eval<'_> {
     /// `$(echo 2)`: one `echo` of literal words that are inert text (no option, so no
     /// escape is decoded; the text holds no backslash either way).
     fn echoes_inert(&self, script: &crate::shell::Script) -> bool {
+        if counts_lines(script) {
+            return true;
+        }
         let [crate::shell::Command::Simple(c)] = script.commands.as_slice() else {
             return false;
         };
@@ -470,16 +516,16 @@ impl Eval<'_> {
                     }
                 }
             }
-            "bind" => {
+            "bind"
                 if args.iter().any(|w| {
                     w.static_value()
                         .map_or(true, |t| t.starts_with('-') && t.contains('x'))
-                }) {
-                    self.code_from_data(
-                        "`bind -x` runs a command when a key is pressed, outside any check".into(),
-                        words[i].span,
-                    );
-                }
+                }) =>
+            {
+                self.code_from_data(
+                    "`bind -x` runs a command when a key is pressed, outside any check".into(),
+                    words[i].span,
+                );
             }
             "fc" => {
                 let lists = args.iter().any(|w| {
@@ -600,8 +646,8 @@ impl Eval<'_> {
                         continue;
                     }
                     Some(t) if (t.starts_with('-') || t.starts_with('+')) && t.len() > 1 => {
-                        if t.starts_with('-') {
-                            flags.push_str(&t[1..]);
+                        if let Some(f) = t.strip_prefix('-') {
+                            flags.push_str(f);
                         }
                         continue;
                     }

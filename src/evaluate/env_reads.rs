@@ -86,7 +86,7 @@ pub(super) enum JqEnv {
 /// which only refuses more).
 pub(super) fn jq_env_reads(program: &str) -> Vec<JqEnv> {
     let b = program.as_bytes();
-    let is_ident = |c: u8| c.is_ascii_alphanumeric() || c == '_' as u8;
+    let is_ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
     let mut out = Vec::new();
     let mut i = 0;
     while i < b.len() {
