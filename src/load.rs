@@ -135,7 +135,7 @@ pub fn load_toml(
     if check == ExampleCheck::UnlessProven && proven(source) {
         return Ok((policy, Examples::Proven));
     }
-    let failed = failed_examples(&policy);
+    let failed = failed_examples(&policy, Some((origin, source)));
     if failed.is_empty() {
         Ok((policy, Examples::Run))
     } else {
@@ -161,12 +161,43 @@ pub fn load_name_or_file(
 ) -> Result<(Policy, Examples), PolicyError> {
     match policy::shipped_source(spec) {
         Some(_) => load_shipped(spec, check),
-        None => load_file(Path::new(spec), check),
+        None => match load_file(Path::new(spec), check) {
+            // A bare word that is no file was meant as a shipped name: say which ones exist.
+            Err(PolicyError::Io { source, .. })
+                if source.kind() == std::io::ErrorKind::NotFound && looks_like_a_name(spec) =>
+            {
+                let known: Vec<&'static str> = SHIPPED.iter().map(|(n, _)| *n).collect();
+                Err(PolicyError::NotFound {
+                    spec: spec.to_string(),
+                    suggestion: closest_name(spec, &known),
+                    known,
+                })
+            }
+            other => other,
+        },
     }
 }
 
-/// Each example of `policy` whose verdict is not the one it is written with.
-fn failed_examples(policy: &Policy) -> Vec<Diagnostic> {
+/// A `--policy` value with no directory part and no `.toml` ending: a name, not a path.
+fn looks_like_a_name(spec: &str) -> bool {
+    !spec.contains(std::path::MAIN_SEPARATOR) && !spec.contains('/') && !spec.ends_with(".toml")
+}
+
+/// The shipped name closest to `spec`, if it is close enough to be a misspelling (the same
+/// measure and threshold clap uses for its "did you mean").
+fn closest_name(spec: &str, known: &[&'static str]) -> Option<&'static str> {
+    known
+        .iter()
+        .map(|k| (strsim::jaro(spec, k), *k))
+        .filter(|(score, _)| *score > 0.7)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, k)| k)
+}
+
+/// Each example of `policy` whose verdict is not the one it is written with. `source` is the
+/// text of the top policy file (`(origin, text)`), so that a failure in one of its examples
+/// points at the bytes of the command the deciding reason is about, not at the quote.
+fn failed_examples(policy: &Policy, source: Option<(&str, &str)>) -> Vec<Diagnostic> {
     let mut ctx = Context::example();
     // Examples show the policy as it is meant to run: sandboxed when it asks for the sandbox.
     if policy.sandbox.mode == SandboxMode::Enforce {
@@ -196,42 +227,100 @@ fn failed_examples(policy: &Policy) -> Vec<Diagnostic> {
                         format!(" ({why})")
                     }
                 ),
-                ex.rule.location.clone(),
+                example_location(&ex.rule.location, &ex.command, &decision, source),
             ));
         }
     }
     diags
 }
 
-/// Lint a policy file (or a shipped policy name): its load errors (examples always run), or
-/// else [`lint::lint_policy`]'s warnings. A file that cannot be read is an `Err` (exit 2 in
-/// `policy-check lint`).
-pub fn lint_name_or_file(spec: &str) -> Result<Vec<Diagnostic>, PolicyError> {
-    let (loaded, origin) = match policy::shipped_source(spec) {
-        Some(_) => (
-            load_shipped(spec, ExampleCheck::Always),
-            format!("shipped:{spec}"),
-        ),
-        None => (
-            load_file(Path::new(spec), ExampleCheck::Always),
-            Path::new(spec).display().to_string(),
-        ),
+/// Where a failed example's diagnostic points: under the span of the reason that decided it
+/// (the strictest one), when the example is written in `source` as a one-line string whose
+/// text is the command byte for byte (no escapes); else at the example's opening quote.
+fn example_location(
+    at: &crate::policy::Location,
+    command: &str,
+    decision: &crate::evaluate::Decision,
+    source: Option<(&str, &str)>,
+) -> crate::policy::Location {
+    let fallback = at.clone();
+    let Some((origin, text)) = source else {
+        return fallback;
     };
-    match loaded {
-        Ok((policy, _)) => Ok(lint::lint_policy(&policy, &origin)),
-        Err(PolicyError::Invalid(mut out)) => {
-            // Stable order: this file first, then included ones, each by position.
-            out.sort_by(|a, b| {
-                (a.location.file != origin, a.location.line, a.location.col).cmp(&(
-                    b.location.file != origin,
-                    b.location.line,
-                    b.location.col,
-                ))
-            });
-            Ok(out)
-        }
-        Err(e) => Err(e),
+    let Some(reason) = decision.reasons.iter().max_by_key(|r| r.verdict) else {
+        return fallback;
+    };
+    if at.file != origin || at.line == 0 || at.col == 0 {
+        return fallback;
     }
+    let Some(line) = text.lines().nth(at.line - 1) else {
+        return fallback;
+    };
+    let mut chars = line.chars().skip(at.col - 1);
+    let Some(quote @ ('"' | '\'')) = chars.next() else {
+        return fallback;
+    };
+    let written: String = chars.take_while(|&c| c != quote).collect();
+    if written != command || (quote == '"' && command.contains('\\')) {
+        return fallback;
+    }
+    let Some(before) = command.get(..reason.span.start.min(command.len())) else {
+        return fallback;
+    };
+    crate::policy::Location {
+        col: at.col + 1 + before.chars().count(),
+        ..fallback
+    }
+}
+
+/// What [`lint_name_or_file`] found in one policy: every load error and every warning, in one
+/// run, and whether the examples could be run.
+#[derive(Debug)]
+pub struct LintReport {
+    /// Load errors (`policy-*`, failed examples included) and `lint-*` warnings: this file's
+    /// first, then included ones, each by position.
+    pub diagnostics: Vec<Diagnostic>,
+    /// The `[examples]` were run. They are not when the policy has load errors: a policy
+    /// that does not load decides nothing.
+    pub examples_run: bool,
+}
+
+/// Lint a policy file (or a shipped policy name): its load errors, its failed examples and
+/// [`lint::lint_policy`]'s warnings, all in one run. Where a part of the policy fails to
+/// load, the rest is still linted, so fixing one error never uncovers warnings that were
+/// there all along. A file that cannot be read is an `Err` (exit 2 in `policy-check lint`).
+pub fn lint_name_or_file(spec: &str) -> Result<LintReport, PolicyError> {
+    let (source, origin) = match policy::shipped_source(spec) {
+        Some(src) => (src.to_string(), format!("shipped:{spec}")),
+        None => {
+            let path = Path::new(spec);
+            let source = std::fs::read_to_string(path).map_err(|source| PolicyError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
+            (source, path.display().to_string())
+        }
+    };
+    let (policy, mut out) = policy::load_str_lenient(&source, &origin)?;
+    let examples_run = out.is_empty();
+    if examples_run {
+        out.extend(failed_examples(&policy, Some((&origin, &source))));
+    }
+    out.extend(lint::lint_policy(&policy, &origin));
+    // Stable order: this file first, then included ones, each by position; at one place,
+    // errors before warnings.
+    out.sort_by_key(|d| {
+        (
+            d.location.file != origin,
+            d.location.line,
+            d.location.col,
+            d.severity != Severity::Error,
+        )
+    });
+    Ok(LintReport {
+        diagnostics: out,
+        examples_run,
+    })
 }
 
 #[cfg(test)]
@@ -255,7 +344,7 @@ mod tests {
                 load_shipped(name, ExampleCheck::Always).expect("shipped policy loads");
             assert_eq!(examples, Examples::Run);
             assert!(!policy.examples.is_empty(), "{name} has examples");
-            assert_eq!(failed_examples(&policy), Vec::new(), "{name}");
+            assert_eq!(failed_examples(&policy, None), Vec::new(), "{name}");
             let recorded = PROVEN.iter().find(|(n, _)| *n == name).map(|(_, p)| *p);
             assert_eq!(
                 recorded,

@@ -121,14 +121,164 @@ fn check_reads_json_lines_in_order() {
 fn bad_stdin_lines_are_named_and_exit_2() {
     let out = run(
         &["check", "--policy", "read-only", "--format", "json"],
-        Some(b"\"ls\"\nnot json\n{\"cmd\": 1}\n\xff\xfe\n"),
+        Some(b"\"ls\"\n{\"command\": \"ls\"\n{\"cmd\": 1}\n\xff\xfe\n"),
     );
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("stdin:2: invalid JSON"), "{err}");
-    assert!(err.contains("stdin:3:"), "{err}");
+    assert!(
+        err.contains("stdin:3: the JSON object has no \"command\""),
+        "{err}"
+    );
     assert!(err.contains("stdin:4: not valid UTF-8"), "{err}");
+    // Each error says which forms a line may take, so the fix is in the message.
+    assert!(err.contains("a command as plain text"), "{err}");
     assert_eq!(lines(&out).len(), 1, "the valid line is still answered");
+}
+
+#[test]
+fn a_plain_stdin_line_is_the_command_itself() {
+    // `echo 'ls -la' | policy-check check` is the first thing people try; shell lines that
+    // start like JSON but are not JSON (`"$HOME/x"`, `{ ls; }`) are commands too, and JSON
+    // literals that are also commands (`true`) are read as the command.
+    let input = b"ls -la\n\"ls\" -la\n{ ls; }\ntrue\nls;rm -rf /\n";
+    let out = run(
+        &["check", "--policy", "read-only", "--format", "json"],
+        Some(input),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: Vec<(String, String)> = lines(&out)
+        .iter()
+        .map(|v| {
+            (
+                v["command"].as_str().unwrap().to_string(),
+                v["decision"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let want = [
+        ("ls -la", "allow"),
+        ("\"ls\" -la", "allow"),
+        ("{ ls; }", "allow"),
+        ("true", "allow"),
+        ("ls;rm -rf /", "deny"),
+    ];
+    let want: Vec<(String, String)> = want
+        .iter()
+        .map(|(c, d)| (c.to_string(), d.to_string()))
+        .collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn a_misspelt_shipped_policy_name_gets_did_you_mean() {
+    let out = run(&["check", "--policy", "develper", "ls"], None);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("did you mean `developer`?"), "{err}");
+    assert!(err.contains("read-only, developer"), "{err}");
+    // Nothing close: the list, and no guess.
+    let out = run(&["check", "--policy", "zzz", "ls"], None);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("did you mean"), "{err}");
+    assert!(err.contains("neither a shipped policy nor a file"), "{err}");
+    // A path keeps the I/O error that names it.
+    let out = run(&["check", "--policy", "nope/policy.toml", "ls"], None);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("nope/policy.toml: cannot read policy"),
+        "{err}"
+    );
+}
+
+#[test]
+fn run_takes_the_command_as_one_argument_or_after_the_separator() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = dir.path().to_str().unwrap();
+    for args in [
+        vec![
+            "run",
+            "--policy",
+            "read-only",
+            "--no-sandbox",
+            "--cwd",
+            cwd,
+            "echo one two",
+        ],
+        vec![
+            "run",
+            "--policy",
+            "read-only",
+            "--no-sandbox",
+            "--cwd",
+            cwd,
+            "--",
+            "echo",
+            "one",
+            "two",
+        ],
+        vec![
+            "run",
+            "--policy",
+            "read-only",
+            "--no-sandbox",
+            "--cwd",
+            cwd,
+            "echo",
+            "one",
+            "two",
+        ],
+    ] {
+        let out = run(&args, None);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "one two\n",
+            "{args:?}"
+        );
+    }
+    // The words after the command are the command's, even when they look like options.
+    let out = run(
+        &[
+            "run",
+            "--policy",
+            "read-only",
+            "--no-sandbox",
+            "--cwd",
+            cwd,
+            "echo",
+            "--timeout",
+            "1",
+        ],
+        None,
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "--timeout 1\n");
+    // And a refusal is still a refusal.
+    let out = run(
+        &[
+            "run",
+            "--policy",
+            "read-only",
+            "--no-sandbox",
+            "--cwd",
+            cwd,
+            "rm -rf /",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1));
 }
 
 #[test]
@@ -291,4 +441,73 @@ fn check_with_an_edited_shipped_policy_runs_its_examples() {
         assert_eq!(out.status.code(), Some(0), "{spec}");
         assert!(String::from_utf8_lossy(&out.stdout).contains("example(s) passed"));
     }
+}
+
+#[test]
+fn lint_shows_load_errors_and_warnings_in_one_run() {
+    // One unknown key used to hide every warning until it was fixed; now the parts that
+    // load are linted beside the errors, and the summary says the examples did not run.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.toml");
+    std::fs::write(
+        &path,
+        "[policy]\nname = \"t\"\nbogus_key = 1\n\n[programs.sort]\noperands = \"path-read\"\nallow_options = [\"-o\"]\n",
+    )
+    .unwrap();
+    let out = run(&["lint", "--policy", path.to_str().unwrap()], None);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("error[policy-unknown-key]"), "{text}");
+    assert!(text.contains("p.toml:3:1"), "{text}");
+    assert!(text.contains("warning[lint-dangerous-option]"), "{text}");
+    assert!(
+        text.contains("1 policy linted: 1 error(s), 1 warning(s); examples not run"),
+        "{text}"
+    );
+    // The same findings as JSON lines, errors and warnings together.
+    let out = run(
+        &[
+            "lint",
+            "--format",
+            "json",
+            "--policy",
+            path.to_str().unwrap(),
+        ],
+        None,
+    );
+    let codes: Vec<String> = lines(&out)
+        .iter()
+        .map(|v| v["code"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(codes, ["policy-unknown-key", "lint-dangerous-option"]);
+}
+
+#[test]
+fn a_failed_example_points_at_the_bytes_its_reason_is_about() {
+    // The caret used to sit under the example's opening quote; now it is under the span of
+    // the reason that decided it, when the string is written without escapes.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.toml");
+    std::fs::write(
+        &path,
+        "[policy]\nname = \"t\"\ninclude = [\"read-only\"]\n\n[examples]\nallow = [\"ls; rm -rf /tmp/x\", \"echo \\\"a\\\"; rm x\"]\n",
+    )
+    .unwrap();
+    let out = run(
+        &[
+            "lint",
+            "--format",
+            "json",
+            "--policy",
+            path.to_str().unwrap(),
+        ],
+        None,
+    );
+    let found: Vec<(u64, u64)> = lines(&out)
+        .iter()
+        .filter(|v| v["code"] == "policy-example-failed")
+        .map(|v| (v["line"].as_u64().unwrap(), v["column"].as_u64().unwrap()))
+        .collect();
+    // `rm` of the first example is at column 15; the second has escapes, so its quote (31).
+    assert_eq!(found, [(6, 15), (6, 31)]);
 }

@@ -819,7 +819,7 @@ fn fidelity_piece() -> impl Strategy<Value = String> {
 }
 
 prop_compose! {
-    fn fidelity_command()(
+    pub(crate) fn fidelity_command()(
         v in prop::sample::select(VALUES),
         w in prop::sample::select(VALUES),
         set_a in any::<bool>(),

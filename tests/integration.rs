@@ -55,3 +55,5 @@ mod cmd;
 mod integrations;
 // Every hook of `.pre-commit-hooks.yaml` runs as pre-commit runs it.
 mod precommit;
+// Every decision over the corpora and generated commands, against a committed snapshot.
+mod decision_snapshot;

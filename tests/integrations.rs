@@ -201,18 +201,251 @@ fn claude_hook_defer_allow_says_nothing_on_allow_only() {
 }
 
 #[test]
-fn claude_hook_has_no_opinion_on_other_tools() {
-    let payload = json!({
-        "session_id": "s", "cwd": "/w", "hook_event_name": "PreToolUse",
-        "tool_name": "Write", "tool_input": { "file_path": "/etc/passwd", "content": "x" }
-    });
-    let (c, v, _) = hook(
+fn claude_hook_has_no_opinion_on_tools_without_a_rule() {
+    for (tool, input) in [
+        ("WebSearch", json!({ "query": "x" })),
+        ("TodoWrite", json!({ "todos": [] })),
+        ("Task", json!({ "prompt": "x" })),
+    ] {
+        let payload = json!({
+            "session_id": "s", "cwd": "/w", "hook_event_name": "PreToolUse",
+            "tool_name": tool, "tool_input": input
+        });
+        let (c, v, _) = hook(
+            "claude-code",
+            "read-only",
+            payload.to_string().as_bytes(),
+            &[],
+        );
+        assert_eq!((c, v), (0, None), "{tool}");
+    }
+}
+
+fn tool_payload(tool: &str, input: Value, cwd: &Path) -> Vec<u8> {
+    json!({
+        "session_id": "s", "transcript_path": "/t", "cwd": cwd, "hook_event_name": "PreToolUse",
+        "tool_name": tool, "tool_input": input, "tool_use_id": "toolu_02"
+    })
+    .to_string()
+    .into_bytes()
+}
+
+/// Issue 24: the file tools are guarded by the same `[paths]` as shell commands. With the
+/// README's hook, Bash `cat ../outside` was refused while `Read` of the same file and
+/// `Write` outside the project went through.
+#[test]
+fn claude_hook_guards_every_file_tool_with_the_policy_paths() {
+    let ws = project("file-tools", true);
+    std::fs::create_dir_all(ws.join("src")).unwrap();
+    std::fs::write(ws.join("src/a.rs"), "x").unwrap();
+    let outside = ws.parent().unwrap().join("outside-secret.txt");
+    std::fs::write(&outside, "secret").unwrap();
+    let o = |p: &Path| p.display().to_string();
+    let cases: Vec<(&str, Value, &str)> = vec![
+        ("Read", json!({"file_path": o(&outside)}), "deny"),
+        (
+            "Read",
+            json!({"file_path": "../outside-secret.txt"}),
+            "deny",
+        ),
+        (
+            "Read",
+            json!({"file_path": o(&ws.join("src/a.rs"))}),
+            "allow",
+        ),
+        (
+            "Write",
+            json!({"file_path": o(&ws.join("../new.txt")), "content": "x"}),
+            "deny",
+        ),
+        (
+            "Write",
+            json!({"file_path": o(&ws.join("src/new.rs")), "content": "x"}),
+            "allow",
+        ),
+        (
+            "Edit",
+            json!({"file_path": o(&ws.join(".git/config")), "old_string": "a", "new_string": "b"}),
+            "deny",
+        ),
+        (
+            "Edit",
+            json!({"file_path": o(&ws.join("src/a.rs")), "old_string": "x", "new_string": "y"}),
+            "allow",
+        ),
+        (
+            "MultiEdit",
+            json!({"file_path": "/etc/hosts", "edits": []}),
+            "deny",
+        ),
+        (
+            "NotebookEdit",
+            json!({"notebook_path": "/root/n.ipynb", "new_source": "x"}),
+            "deny",
+        ),
+        ("Grep", json!({"pattern": "secret", "path": ".."}), "deny"),
+        ("Grep", json!({"pattern": "x"}), "allow"),
+        ("Glob", json!({"pattern": "../*"}), "deny"),
+        ("Glob", json!({"pattern": "**/../../*"}), "deny"),
+        ("Glob", json!({"pattern": "/root/.ssh/*"}), "deny"),
+        ("Glob", json!({"pattern": "src/**/*.rs"}), "allow"),
+        ("LS", json!({"path": "/etc"}), "deny"),
+    ];
+    for (tool, input, want) in cases {
+        let (c, v, err) = hook(
+            "claude-code",
+            "developer",
+            &tool_payload(tool, input.clone(), &ws),
+            &["--workspace", &o(&ws)],
+        );
+        assert_eq!(c, 0, "{tool} {input}: {err}");
+        let h = &v.expect("a decision")["hookSpecificOutput"];
+        assert_eq!(h["permissionDecision"], want, "{tool} {input}: {h}");
+        if want == "deny" {
+            let reason = h["permissionDecisionReason"].as_str().unwrap();
+            assert!(
+                reason.contains(&format!("`{tool}` call was refused")),
+                "{reason}"
+            );
+            assert!(reason.contains("[path-"), "{reason}");
+        }
+    }
+    // A known file tool without its path cannot be checked: blocked (exit 2).
+    let (c, _, err) = hook(
         "claude-code",
-        "read-only",
-        payload.to_string().as_bytes(),
+        "developer",
+        &tool_payload("Write", json!({"content": "x"}), &ws),
         &[],
     );
-    assert_eq!((c, v), (0, None));
+    assert_eq!(c, 2, "{err}");
+    assert!(err.contains("\"file_path\""), "{err}");
+}
+
+#[test]
+fn codex_apply_patch_is_checked_for_every_path_it_touches() {
+    let ws = project("codex-patch", true);
+    let patch = |body: &str| format!("*** Begin Patch\n{body}*** End Patch\n");
+    let cases = [
+        (patch("*** Add File: src/new.rs\n+fn f() {}\n"), None),
+        (
+            patch("*** Update File: src/a.rs\n*** Move to: ../../stolen.rs\n@@\n-x\n+y\n"),
+            Some("deny"),
+        ),
+        (patch("*** Delete File: /etc/hosts\n"), Some("deny")),
+        (
+            patch("*** Add File: .git/hooks/pre-commit\n+#!/bin/sh\n"),
+            Some("deny"),
+        ),
+        ("not a patch".to_string(), Some("deny")),
+    ];
+    for (text, want) in cases {
+        let (c, v, err) = hook(
+            "codex",
+            "developer",
+            &tool_payload("apply_patch", json!({ "command": text }), &ws),
+            &["--workspace", &ws.display().to_string()],
+        );
+        assert_eq!(c, 0, "{text}: {err}");
+        match want {
+            // Codex rejects a bare allow: an allowed patch gets no output.
+            None => assert_eq!(v, None, "{text}"),
+            Some(w) => assert_eq!(
+                v.unwrap()["hookSpecificOutput"]["permissionDecision"],
+                w,
+                "{text}"
+            ),
+        }
+    }
+}
+
+/// Issue 24: a command the policy allows only in the sandbox is allowed with its input
+/// rewritten to run in `policy-check sandbox`, where the agent takes a rewrite (Claude Code,
+/// Codex), and runs there: its read of a decoy in `$HOME` fails, the workspace is its own.
+#[test]
+fn sandbox_only_commands_are_rewritten_to_run_in_the_sandbox() {
+    let ws = project("rewrite", true);
+    std::fs::write(
+        ws.join("x.py"),
+        "import os\nprint('ran', os.getcwd())\ntry:\n    open(os.path.expanduser('~/.ssh/id_rsa')).read(); print('READ')\nexcept Exception as e:\n    print('blocked', type(e).__name__)\n",
+    )
+    .unwrap();
+    for agent in ["claude-code", "codex"] {
+        let (c, v, err) = hook(
+            agent,
+            "developer",
+            &tool_payload(
+                "Bash",
+                json!({"command": "python3 x.py", "description": "d"}),
+                &ws,
+            ),
+            &["--workspace", &ws.display().to_string()],
+        );
+        assert_eq!(c, 0, "{err}");
+        let h = v.expect("a decision")["hookSpecificOutput"].clone();
+        assert_eq!(h["permissionDecision"], "allow", "{agent}: {h}");
+        let input = &h["updatedInput"];
+        assert_eq!(input["description"], "d", "the other fields are kept");
+        let wrapped = input["command"].as_str().unwrap();
+        assert!(
+            wrapped.contains(" sandbox --policy 'developer' --workspace "),
+            "{wrapped}"
+        );
+        assert!(wrapped.ends_with("-- bash -c 'python3 x.py'"), "{wrapped}");
+        if agent == "claude-code" {
+            // Run it as the agent would: its shell, in the project.
+            let out = Command::new("bash")
+                .arg("-c")
+                .arg(wrapped)
+                .current_dir(&ws)
+                .output()
+                .unwrap();
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                text.contains("ran"),
+                "{text} {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert!(text.contains("blocked"), "{text}");
+            assert!(!text.contains("READ"), "{text}");
+        }
+    }
+    // Quoting: the inner bash gets the original text, quotes and all.
+    let tricky = "python3 x.py 'it'\\''s' \"a  b\" $'\\t'";
+    let (_, v, _) = hook(
+        "claude-code",
+        "developer",
+        &tool_payload("Bash", json!({"command": tricky}), &ws),
+        &["--workspace", &ws.display().to_string()],
+    );
+    let v = v.expect("a decision");
+    let cmd = v["hookSpecificOutput"]["updatedInput"]["command"]
+        .as_str()
+        .unwrap_or_else(|| panic!("rewritten: {v}"));
+    let inner = cmd.rsplit_once(" -- bash -c ").unwrap().1;
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg(format!("printf %s {inner}"))
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), tricky);
+    // Gemini CLI cannot take a rewrite: refused, with what to do instead.
+    let (_, v, _) = hook(
+        "gemini",
+        "developer",
+        &json!({"session_id": "s", "cwd": ws, "hook_event_name": "BeforeTool",
+                "tool_name": "run_shell_command", "tool_input": {"command": "python3 x.py"}})
+        .to_string()
+        .into_bytes(),
+        &["--workspace", &ws.display().to_string()],
+    );
+    let v = v.unwrap();
+    assert_eq!(v["decision"], "deny");
+    let reason = v["reason"].as_str().unwrap();
+    assert!(reason.contains("ask the user to run it"), "{reason}");
+    assert!(
+        reason.contains("policy-check run --policy 'developer'"),
+        "{reason}"
+    );
 }
 
 #[test]
@@ -458,10 +691,33 @@ fn gemini_hook_speaks_before_tool() {
         &[],
     );
     assert_eq!(v.expect("decision")["decision"], "allow");
+    // Its file tools are guarded too.
     let (c, v, _) = hook(
         "gemini",
         "read-only",
         &gemini_payload("read_file", json!({"absolute_path": "/etc/passwd"})),
+        &[],
+    );
+    assert_eq!(c, 0);
+    assert_eq!(v.expect("decision")["decision"], "deny");
+    let (_, v, _) = hook(
+        "gemini",
+        "read-only",
+        &gemini_payload(
+            "write_file",
+            json!({"file_path": "/w/project/a.txt", "content": "x"}),
+        ),
+        &[],
+    );
+    assert_eq!(
+        v.expect("decision")["decision"],
+        "deny",
+        "read-only writes nothing"
+    );
+    let (c, v, _) = hook(
+        "gemini",
+        "read-only",
+        &gemini_payload("google_web_search", json!({"query": "x"})),
         &[],
     );
     assert_eq!(
@@ -509,7 +765,10 @@ fn lint_reports_errors_and_warnings_with_locations() {
         "warning[lint-dangerous-option]: `tar` is allowed",
         "--> tests/data/policies/dangerous.toml:6:11",
         "warning[lint-no-option-allowlist]: `tar` has no allow_options",
-        "2 policies linted: 2 error(s), 5 warning(s)",
+        // broken.toml's misspelt `operand` leaves `ls` without an allowlist: warned in the
+        // same run as the error, not after it is fixed.
+        "warning[lint-no-option-allowlist]: `ls` has no allow_options",
+        "2 policies linted: 2 error(s), 6 warning(s); examples not run in 1 policy",
     ] {
         assert!(out.contains(needle), "no {needle:?} in:\n{out}");
     }
@@ -827,4 +1086,125 @@ fn help_reads_well() {
     for needle in ["Examples:", "Exit codes:", "hook", "lint", "init", "schema"] {
         assert!(out.contains(needle), "--help lacks {needle}:\n{out}");
     }
+}
+
+/// The configuration the README and docs/integrations.md show names every tool the hook
+/// guards: the matcher in the docs is the one `--print-config` prints.
+#[test]
+fn documented_hook_matchers_are_the_ones_the_hook_guards() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let docs = std::fs::read_to_string(root.join("docs/integrations.md")).unwrap();
+    for agent in ["claude-code", "codex", "gemini"] {
+        let o = run(
+            &["hook", agent, "--policy", "p.toml", "--print-config"],
+            None,
+        );
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+        let event = if agent == "gemini" {
+            "BeforeTool"
+        } else {
+            "PreToolUse"
+        };
+        let entry = &v["hooks"][event][0];
+        let matcher = entry["matcher"].as_str().unwrap();
+        let needle = format!("\"matcher\": \"{matcher}\"");
+        assert!(
+            docs.contains(&needle),
+            "docs/integrations.md lacks {needle}"
+        );
+        if agent == "claude-code" {
+            assert!(readme.contains(&needle), "README lacks {needle}");
+        }
+        let command = entry["hooks"][0]["command"].as_str().unwrap();
+        assert!(command.starts_with(&format!("policy-check hook {agent} --policy 'p.toml'")));
+        // Codex has no project variable: its workspace is always pinned.
+        assert_eq!(
+            command.contains("--workspace"),
+            agent == "codex",
+            "{command}"
+        );
+    }
+}
+
+/// `hook AGENT --doctor` finds set-ups that would silently guard nothing: no hook, a matcher
+/// that leaves file tools out, a policy that does not load, a Codex hook that is not trusted
+/// (Codex skips it without a word) or has no pinned workspace, and Claude Code project
+/// settings alone (not read when the agent starts in a subdirectory).
+#[test]
+fn hook_doctor_finds_set_ups_that_guard_nothing() {
+    let root = scratch("doctor");
+    let home = root.join("home");
+    let ws = root.join("ws");
+    std::fs::create_dir_all(home.join(".claude")).unwrap();
+    std::fs::create_dir_all(ws.join(".claude")).unwrap();
+    let doctor = |agent: &str, env: &[(&str, &Path)]| {
+        let mut all = vec![("HOME", home.as_path())];
+        all.extend_from_slice(env);
+        let o = run_in(&ws, &all, &["hook", agent, "--doctor"], None);
+        (code(&o), stdout(&o))
+    };
+    let (c, out) = doctor("claude-code", &[]);
+    assert_eq!(c, 1, "{out}");
+    assert!(
+        out.contains("no hook runs `policy-check hook claude-code`"),
+        "{out}"
+    );
+    // The old README snippet, in project settings only.
+    std::fs::write(
+        ws.join(".claude/settings.json"),
+        r#"{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"policy-check hook claude-code --policy nope.toml"}]}]}}"#,
+    )
+    .unwrap();
+    let (c, out) = doctor("claude-code", &[]);
+    assert_eq!(c, 1, "{out}");
+    assert!(out.contains("leaves Read, Write, Edit"), "{out}");
+    assert!(out.contains("the policy does not load"), "{out}");
+    assert!(out.contains("reads no project settings"), "{out}");
+    // The printed configuration at user level, and the project one fixed: all pass.
+    let config = run(
+        &[
+            "hook",
+            "claude-code",
+            "--policy",
+            "developer",
+            "--print-config",
+        ],
+        None,
+    );
+    std::fs::write(home.join(".claude/settings.json"), stdout(&config)).unwrap();
+    std::fs::write(ws.join(".claude/settings.json"), stdout(&config)).unwrap();
+    let (c, out) = doctor("claude-code", &[]);
+    assert_eq!(c, 0, "{out}");
+    // Codex: the printed configuration in the project is not trusted until Codex says so.
+    let codex_home = root.join("codex-home");
+    std::fs::create_dir_all(&codex_home).unwrap();
+    std::fs::create_dir_all(ws.join(".codex")).unwrap();
+    let config = run_in(
+        &ws,
+        &[],
+        &["hook", "codex", "--policy", "developer", "--print-config"],
+        None,
+    );
+    let hooks_json = ws.join(".codex/hooks.json");
+    std::fs::write(&hooks_json, stdout(&config)).unwrap();
+    let env = [("CODEX_HOME", codex_home.as_path())];
+    let (c, out) = doctor("codex", &env);
+    assert_eq!(c, 1, "{out}");
+    assert!(out.contains("not trusted"), "{out}");
+    assert!(
+        !out.contains("no --workspace"),
+        "print-config pins it: {out}"
+    );
+    std::fs::write(
+        codex_home.join("config.toml"),
+        format!(
+            "[hooks.state.\"{}:pre_tool_use:0:0\"]\ntrusted_hash = \"sha256:0\"\n",
+            hooks_json.display()
+        ),
+    )
+    .unwrap();
+    let (c, out) = doctor("codex", &env);
+    assert_eq!(c, 0, "{out}");
 }

@@ -21,7 +21,7 @@ fn ctx() -> Context {
 }
 
 /// Commands built from pieces agents use, allowed or not.
-fn command() -> impl Strategy<Value = String> {
+pub(crate) fn command() -> impl Strategy<Value = String> {
     let word = prop_oneof![
         Just("ls".to_string()),
         Just("cat a.txt".to_string()),

@@ -38,7 +38,9 @@ use crate::shell::{self, Span};
 
 pub use context::Context;
 pub use decision::{Decision, Reason};
-pub use paths::{check_file_access, normalize, real_path, resolve, FileAccess, Resolved};
+pub use paths::{
+    check_file_access, normalize, real_path, resolve, unresolved_access, FileAccess, Resolved,
+};
 pub use sandbox::SandboxState;
 pub use scripts::{check_awk, check_sed};
 use walk::is_identifier;

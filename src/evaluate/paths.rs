@@ -541,6 +541,18 @@ pub fn check_file_access(
     ev.finish()
 }
 
+/// The refusal of a file tool's access that the caller could not read (a patch it cannot
+/// parse, a glob that may climb anywhere): `path-unresolved`, deny, with `message`.
+pub fn unresolved_access(message: String, span: Span) -> Reason {
+    Reason {
+        code: ReasonCode::PathUnresolved.as_str(),
+        verdict: Verdict::Deny,
+        rule: None,
+        message,
+        span,
+    }
+}
+
 /// The path a file tool opens for `path` (absolute, normalised): every symlink resolved, dangling ones included (a
 /// write through a dangling symlink creates its target): existing components are followed
 /// as the kernel would, the first missing one and those after it are kept as they are.

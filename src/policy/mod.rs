@@ -31,7 +31,7 @@ pub use compiled::{
 };
 pub(crate) use index::OptionFacts;
 pub use load::SHIPPED;
-pub(crate) use load::{load_str, shipped_source};
+pub(crate) use load::{load_str, load_str_lenient, shipped_source};
 
 /// What a policy says about (part of) a command. Ordered so that the strictest wins with
 /// `max()`: `Allow < Ask < Deny`.
@@ -263,6 +263,21 @@ pub enum PolicyError {
         /// The names that are shipped.
         known: Vec<&'static str>,
     },
+    /// `--policy NAME` names neither a shipped policy nor an existing file: most often a
+    /// misspelt shipped name, so the error offers the closest one.
+    #[error(
+        "`{spec}` is neither a shipped policy nor a file{}; shipped policies: {}, or give the path of a policy file",
+        .suggestion.map(|s| format!(" (did you mean `{s}`?)")).unwrap_or_default(),
+        .known.join(", ")
+    )]
+    NotFound {
+        /// What was asked for.
+        spec: String,
+        /// The shipped name closest to `spec`, when one is close.
+        suggestion: Option<&'static str>,
+        /// The names that are shipped.
+        known: Vec<&'static str>,
+    },
 }
 
 impl PolicyError {
@@ -270,7 +285,9 @@ impl PolicyError {
     pub fn diagnostics(&self) -> &[Diagnostic] {
         match self {
             PolicyError::Invalid(d) => d,
-            PolicyError::Io { .. } | PolicyError::UnknownShipped { .. } => &[],
+            PolicyError::Io { .. }
+            | PolicyError::UnknownShipped { .. }
+            | PolicyError::NotFound { .. } => &[],
         }
     }
 }

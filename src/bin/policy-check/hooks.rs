@@ -1,17 +1,19 @@
 //! `policy-check hook AGENT`: a pre-tool hook for coding agents. Reads the agent's hook
-//! payload (JSON) on stdin, evaluates the shell command in it, and answers in the agent's
-//! own format.
+//! payload (JSON) on stdin, decides the call under the policy, and answers in the agent's
+//! own format. The shell tool's command is evaluated; the file tools' paths are checked with
+//! the same `[paths]` rules (see [`crate::hook_tools`]).
 //!
-//! | agent | tool checked | allow | ask | deny |
-//! |---|---|---|---|---|
-//! | `claude-code` | `Bash` | `permissionDecision: "allow"` | `"ask"` | `"deny"` + reason |
-//! | `codex` | `Bash` | no output (Codex rejects `allow` without `updatedInput`) | deny (Codex does not support `ask` here) | `"deny"` + reason |
-//! | `gemini` | `run_shell_command` | `decision: "allow"` | deny (BeforeTool has no ask) | `decision: "deny"` + reason |
+//! | agent | tools decided | allow | sandbox-only command | ask | deny |
+//! |---|---|---|---|---|---|
+//! | `claude-code` | `Bash`, `Read`, `Write`, `Edit`, `MultiEdit`, `NotebookEdit`, `NotebookRead`, `Glob`, `Grep`, `LS` | `permissionDecision: "allow"` | `"allow"` + `updatedInput` (run in `policy-check sandbox`) | `"ask"` | `"deny"` + reason |
+//! | `codex` | `Bash`, `apply_patch` | no output (Codex rejects `allow` without `updatedInput`) | `"allow"` + `updatedInput` | deny (Codex does not support `ask` here) | `"deny"` + reason |
+//! | `gemini` | `run_shell_command` and its file tools | `decision: "allow"` | deny, saying what to do instead | deny (BeforeTool has no ask) | `decision: "deny"` + reason |
 //!
-//! Other tools get no opinion: no output (`{}` for Gemini CLI, which parses stdout) and exit 0. It fails closed: input that cannot be
-//! read or understood, a policy that does not load, or an event other than the pre-tool one
-//! exits 2 with the reason on stderr, which all three agents document as "block the tool
-//! call and show stderr to the model".
+//! Other tools get no opinion: no output (`{}` for Gemini CLI, which parses stdout) and exit
+//! 0. It fails closed: input that cannot be read or understood (a file tool without its
+//! path), a policy that does not load, or an event other than the pre-tool one exits 2 with
+//! the reason on stderr, which all three agents document as "block the tool call and show
+//! stderr to the model".
 
 use std::io::{Read, Write};
 use std::os::fd::AsFd;
@@ -19,7 +21,9 @@ use std::path::{Path, PathBuf};
 
 use clap::ValueEnum;
 use serde_json::{json, Value};
-use shellgate::{report, Context, Policy, Verdict};
+use shellgate::{report, Context, Policy, SandboxState, Verdict};
+
+use crate::hook_tools::{self, Call};
 
 /// Largest payload read (a command is at most a policy's `max_bytes`, 64 KiB by default).
 const MAX_INPUT: u64 = 8 * 1024 * 1024;
@@ -27,20 +31,20 @@ const MAX_INPUT: u64 = 8 * 1024 * 1024;
 /// The agents whose hook formats are supported.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Agent {
-    /// Claude Code `PreToolUse` hook (matcher `Bash`).
+    /// Claude Code `PreToolUse` hook (matcher: see [`Agent::matcher`]).
     ClaudeCode,
-    /// OpenAI Codex CLI `PreToolUse` hook (matcher `Bash`).
+    /// OpenAI Codex CLI `PreToolUse` hook (`Bash` and `apply_patch`).
     Codex,
-    /// Gemini CLI `BeforeTool` hook (matcher `run_shell_command`).
+    /// Gemini CLI `BeforeTool` hook (`run_shell_command` and the file tools).
     Gemini,
 }
 
 impl Agent {
-    fn shell_tool(self) -> &'static str {
-        match self {
-            Agent::ClaudeCode | Agent::Codex => "Bash",
-            Agent::Gemini => "run_shell_command",
-        }
+    /// Whether the agent runs a hook's `updatedInput` in place of the call's input: Claude
+    /// Code does, and Codex does with `permissionDecision: "allow"` (codex-rs/hooks,
+    /// `engine/output_parser.rs`); Gemini CLI's BeforeTool has no such field.
+    fn can_rewrite(self) -> bool {
+        matches!(self, Agent::ClaudeCode | Agent::Codex)
     }
 
     fn event(self) -> &'static str {
@@ -49,6 +53,73 @@ impl Agent {
             Agent::Gemini => "BeforeTool",
         }
     }
+}
+
+impl Agent {
+    /// The tools the hook decides, as the agent's hook matcher (a regular expression in all
+    /// three): the shell tool and every file tool [`hook_tools::classify`] knows.
+    pub fn matcher(self) -> &'static str {
+        match self {
+            Agent::ClaudeCode => {
+                "Bash|Read|Write|Edit|MultiEdit|NotebookEdit|NotebookRead|Glob|Grep|LS"
+            }
+            Agent::Codex => "^(Bash|apply_patch)$",
+            Agent::Gemini => {
+                "run_shell_command|read_file|write_file|replace|edit|list_directory|ls|glob|\
+                 search_file_content|grep_search|grep|read_many_files"
+            }
+        }
+    }
+
+    /// The agent's name on the command line (`policy-check hook NAME`).
+    pub fn cli_name(self) -> &'static str {
+        match self {
+            Agent::ClaudeCode => "claude-code",
+            Agent::Codex => "codex",
+            Agent::Gemini => "gemini",
+        }
+    }
+}
+
+/// The hook configuration to put in the agent's settings for `policy`: the event, the
+/// matcher naming every guarded tool, and the command. Codex gives its hooks no project
+/// directory, so its command always pins `--workspace` (the given one, else the current
+/// directory, which is where the user runs this from).
+pub fn config_snippet(
+    agent: Agent,
+    policy: &str,
+    workspace: Option<&Path>,
+) -> Result<String, crate::error::CliError> {
+    let mut command = format!(
+        "policy-check hook {} --policy {}",
+        agent.cli_name(),
+        sh_quote(policy)
+    );
+    let ws = match (agent, workspace) {
+        (_, Some(w)) => Some(w.to_path_buf()),
+        (Agent::Codex, None) => Some(
+            std::env::current_dir()
+                .map_err(|e| format!("cannot read the current directory: {e}"))?,
+        ),
+        _ => None,
+    };
+    if let Some(ws) = ws {
+        let ws = std::path::absolute(&ws).unwrap_or(ws);
+        command.push_str(&format!(
+            " --workspace {}",
+            sh_quote(&ws.display().to_string())
+        ));
+    }
+    let mut hook = json!({ "type": "command", "command": command });
+    match agent {
+        Agent::ClaudeCode => {}
+        Agent::Codex => hook["timeout"] = json!(30),
+        Agent::Gemini => hook["timeout"] = json!(30000),
+    }
+    let config = json!({
+        "hooks": { agent.event(): [ { "matcher": agent.matcher(), "hooks": [hook] } ] }
+    });
+    Ok(serde_json::to_string_pretty(&config).map_err(|e| e.to_string())?)
 }
 
 /// Options of `policy-check hook`.
@@ -149,18 +220,15 @@ fn decide(opts: &HookOptions<'_>, input: &[u8]) -> Result<Option<Value>, Block> 
         .get("tool_name")
         .and_then(Value::as_str)
         .ok_or_else(|| Block("the hook input has no \"tool_name\" string".into()))?;
-    if tool != opts.agent.shell_tool() {
-        // Not a shell command: no opinion.
-        return Ok(None);
-    }
     let tool_input = obj
         .get("tool_input")
         .and_then(Value::as_object)
         .ok_or_else(|| Block("the hook input has no \"tool_input\" object".into()))?;
-    let command = tool_input
-        .get("command")
-        .and_then(Value::as_str)
-        .ok_or_else(|| Block("\"tool_input\" has no \"command\" string".into()))?;
+    let call = hook_tools::classify(opts.agent, tool, tool_input).map_err(Block)?;
+    if call == Call::Other {
+        // A tool the policy has no rule for: the agent's own permission flow decides.
+        return Ok(None);
+    }
     let cwd = obj
         .get("cwd")
         .and_then(Value::as_str)
@@ -199,14 +267,61 @@ fn decide(opts: &HookOptions<'_>, input: &[u8]) -> Result<Option<Value>, Block> 
             ctx = ctx.with_cwd(Path::new(dir));
         }
     }
-    let decision = policy.evaluate(&ctx, command);
+    let (decision, command) = match &call {
+        Call::Shell(command) => (policy.evaluate(&ctx, command), command.as_str()),
+        Call::Files(accesses) => (hook_tools::decide_files(&policy, &ctx, accesses), tool),
+        Call::Other => return Ok(None),
+    };
+    // A command the policy allows only inside the kernel sandbox runs there: where the agent
+    // lets a hook replace the call's input, the answer is "allow" with the command wrapped
+    // in `policy-check sandbox` under the same policy and workspace.
+    let mut sandbox_only = false;
+    if let Call::Shell(command) = &call {
+        if decision.verdict != Verdict::Allow {
+            let mut jailed = ctx.clone();
+            jailed.sandbox = SandboxState::Enforced;
+            sandbox_only = policy.evaluate(&jailed, command).verdict == Verdict::Allow;
+            if sandbox_only && opts.agent.can_rewrite() {
+                let wrapped = sandboxed_command(&spec, &workspace, command)?;
+                let mut input = tool_input.clone();
+                input.insert("command".into(), Value::String(wrapped));
+                return Ok(Some(json!({
+                    "hookSpecificOutput": {
+                        "hookEventName": "PreToolUse",
+                        "permissionDecision": "allow",
+                        "permissionDecisionReason": format!(
+                            "shellgate: allowed by the policy `{}` inside the kernel sandbox \
+                             (the command runs through `policy-check sandbox`)",
+                            policy.name
+                        ),
+                        "updatedInput": Value::Object(input),
+                    }
+                })));
+            }
+        }
+    }
     let reason = match (decision.verdict, opts.agent) {
         (Verdict::Allow, _) => format!("shellgate: allowed by the policy `{}`", policy.name),
+        (v, _) if matches!(call, Call::Files(_)) => file_reason(tool, v, &decision),
         // Claude Code shows an ask's reason in the prompt to the person who is to approve.
         (Verdict::Ask, Agent::ClaudeCode) => {
             format!("shellgate: {}", report::for_approval(command, &decision))
         }
         _ => format!("shellgate: {}", report::for_model(command, &decision)),
+    };
+    // No way to start the sandbox from this agent's hook: say what the model can do.
+    let reason = if sandbox_only && !opts.agent.can_rewrite() {
+        format!(
+            "{reason}\n(This command is allowed only inside shellgate's kernel sandbox, which \
+             this agent's hooks cannot start. Do not retry it as it is: ask the user to run it \
+             (`policy-check run --policy {} --cwd {} {}`), or reach the goal with commands the \
+             policy allows outside the sandbox.)",
+            sh_quote(&spec),
+            sh_quote(&workspace.display().to_string()),
+            sh_quote(command)
+        )
+    } else {
+        reason
     };
     let ask_as_deny = || {
         format!(
@@ -226,6 +341,57 @@ fn decide(opts: &HookOptions<'_>, input: &[u8]) -> Result<Option<Value>, Block> 
         }
         (Agent::Gemini, Verdict::Deny) => Some(json!({ "decision": "deny", "reason": reason })),
     })
+}
+
+/// What the model (or the person asked) is told when a file tool's call is refused or needs
+/// approval: the tool, then each reason with its rule (the paths are in the messages).
+fn file_reason(tool: &str, verdict: Verdict, decision: &shellgate::Decision) -> String {
+    let mut out = match verdict {
+        Verdict::Ask => format!("shellgate: this `{tool}` call needs approval under the policy."),
+        _ => format!("shellgate: this `{tool}` call was refused by the policy and did not run."),
+    };
+    for r in decision
+        .reasons
+        .iter()
+        .filter(|r| r.verdict == verdict)
+        .take(5)
+    {
+        out.push_str(&format!("\n- [{}] {}", r.code, r.message));
+        if let Some(rule) = &r.rule {
+            out.push_str(&format!(" (rule `{}`)", rule.name));
+        }
+    }
+    out
+}
+
+/// `command` wrapped to run in the kernel sandbox: `policy-check sandbox --policy P
+/// --workspace W -- bash -c 'COMMAND'`, with this binary's absolute path, the policy as this
+/// hook loaded it, and every word single-quoted, so that bash hands the inner bash exactly
+/// the original command text.
+fn sandboxed_command(spec: &str, workspace: &Path, command: &str) -> Result<String, Block> {
+    let exe = std::env::current_exe().map_err(|e| {
+        Block(format!(
+            "cannot find policy-check itself to sandbox the command: {e}"
+        ))
+    })?;
+    let exe = exe
+        .to_str()
+        .ok_or_else(|| Block("policy-check's own path is not UTF-8".into()))?;
+    let ws = workspace
+        .to_str()
+        .ok_or_else(|| Block("the workspace path is not UTF-8".into()))?;
+    Ok(format!(
+        "{} sandbox --policy {} --workspace {} -- bash -c {}",
+        sh_quote(exe),
+        sh_quote(spec),
+        sh_quote(ws),
+        sh_quote(command)
+    ))
+}
+
+/// One shell word whose value is `s`: single quotes, each `'` written as `'\''`.
+pub fn sh_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
 }
 
 /// The agent's project directory, the default workspace, and where it was found: the

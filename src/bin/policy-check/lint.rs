@@ -15,11 +15,16 @@ pub fn lint_cmd(policies: &[String], format: Out) -> Result<u8, CliError> {
     let mut findings: Vec<Diagnostic> = Vec::new();
     let mut unreadable = false;
     let mut linted = 0usize;
+    // Policies whose examples could not run because they do not load.
+    let mut examples_not_run = 0usize;
     for spec in policies {
         match shellgate::load::lint_name_or_file(spec) {
-            Ok(f) => {
+            Ok(report) => {
                 linted += 1;
-                findings.extend(f);
+                if !report.examples_run {
+                    examples_not_run += 1;
+                }
+                findings.extend(report.diagnostics);
             }
             Err(e) => {
                 eprintln!("policy-check: {e}");
@@ -47,11 +52,19 @@ pub fn lint_cmd(policies: &[String], format: Out) -> Result<u8, CliError> {
             if linted > 0 {
                 writeln!(
                     out,
-                    "{} polic{} linted: {} error(s), {} warning(s)",
+                    "{} polic{} linted: {} error(s), {} warning(s){}",
                     linted,
                     if linted == 1 { "y" } else { "ies" },
                     errors,
-                    findings.len() - errors
+                    findings.len() - errors,
+                    match examples_not_run {
+                        0 => String::new(),
+                        n => format!(
+                            "; examples not run in {n} polic{} (fix the errors first: a policy \
+                             that does not load decides nothing)",
+                            if n == 1 { "y" } else { "ies" }
+                        ),
+                    }
                 )
                 .map_err(w)?;
             }

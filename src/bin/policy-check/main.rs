@@ -16,6 +16,8 @@ use shellgate::{report, Context, Decision, Policy, Verdict};
 
 mod approve;
 mod error;
+mod hook_doctor;
+mod hook_tools;
 mod hooks;
 mod init;
 mod lint;
@@ -77,8 +79,8 @@ struct PolicyArgs {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Check commands: given as arguments, or as JSON lines on stdin (a string, or an object
-    /// with a "command" string). Exit 0 if all are allowed, 1 if any is denied or asks.
+    /// Check commands: given as arguments, or as lines on stdin (plain text, a JSON string, or
+    /// an object with a "command" string). Exit 0 if all are allowed, 1 if any is denied or asks.
     Check {
         #[command(flatten)]
         policy: PolicyArgs,
@@ -135,6 +137,16 @@ enum Cmd {
         /// (shellgate then only vetoes).
         #[arg(long)]
         defer_allow: bool,
+        /// Print the agent's hook configuration for this policy (every tool the hook guards
+        /// in its matcher) instead of answering a payload: paste it into the agent's settings.
+        #[arg(long)]
+        print_config: bool,
+        /// Check the agent's installed hook configuration instead of answering a payload:
+        /// every guarded tool in the matcher, the policy loads, the workspace pinned, and the
+        /// agent will run the hook (Codex's trust, Claude Code from a subdirectory). Exit 1
+        /// when a check fails.
+        #[arg(long, conflicts_with = "print_config")]
+        doctor: bool,
     },
     /// Print the JSON Schema of the policy format (for editors: taplo, Even Better TOML).
     Schema,
@@ -208,8 +220,10 @@ enum Cmd {
         timeout: std::time::Duration,
         #[command(flatten)]
         session: serve::SessionArgs,
-        /// The command (after `--`; several words are joined with spaces).
-        #[arg(last = true, required = true)]
+        /// The command: one argument (`run 'ls -la'`, as with `sh -c`) or the words after `--`
+        /// (`run -- ls -la`); several words are joined with spaces. Everything after the first
+        /// word belongs to the command, so options of `run` come before it.
+        #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
         command: Vec<String>,
     },
     /// Serve the bash tool (and with --tools the text editor and code execution shapes):
@@ -327,8 +341,25 @@ fn run(cli: Cli) -> Result<u8, CliError> {
             policy,
             workspace,
             defer_allow,
+            print_config,
+            doctor,
         } => {
+            if doctor {
+                let ws = match workspace {
+                    Some(w) => w,
+                    None => std::env::current_dir()
+                        .map_err(|e| format!("cannot read the current directory: {e}"))?,
+                };
+                return Ok(hook_doctor::doctor(agent, &ws));
+            }
             let spec = policy.policy.as_deref().unwrap_or("read-only");
+            if print_config {
+                println!(
+                    "{}",
+                    hooks::config_snippet(agent, spec, workspace.as_deref())?
+                );
+                return Ok(0);
+            }
             Ok(hooks::hook_cmd(&hooks::HookOptions {
                 agent,
                 policy: spec,
@@ -520,28 +551,33 @@ pub(crate) fn for_each_stdin_command(
         if text.is_empty() {
             continue;
         }
-        let command = match serde_json::from_str::<serde_json::Value>(text) {
-            Ok(serde_json::Value::String(s)) => s,
-            Ok(serde_json::Value::Object(o)) => match o.get("command") {
-                Some(serde_json::Value::String(s)) => s.clone(),
-                _ => {
-                    eprintln!("policy-check: stdin:{lineno}: object has no \"command\" string");
-                    bad_input = true;
-                    continue;
-                }
-            },
-            Ok(_) => {
-                eprintln!("policy-check: stdin:{lineno}: expected a JSON string or an object with \"command\"");
+        match stdin_command(text) {
+            Ok(command) => f(command)?,
+            Err(why) => {
+                eprintln!("policy-check: stdin:{lineno}: {why}; {STDIN_FORMS}");
                 bad_input = true;
-                continue;
             }
-            Err(e) => {
-                eprintln!("policy-check: stdin:{lineno}: invalid JSON: {e}");
-                bad_input = true;
-                continue;
-            }
-        };
-        f(command)?;
+        }
+    }
+}
+
+/// The forms `check` accepts on stdin, told with every line it cannot read.
+const STDIN_FORMS: &str = "each stdin line is a command as plain text (`ls -la`), a JSON string \
+(`\"ls -la\"`), or a JSON object with a \"command\" string (a tool_use input)";
+
+/// The command one stdin line of `check` holds: a JSON string, the `"command"` of a JSON
+/// object, or else the line itself as plain text (`ls -la`, `"$HOME/x" -v`, `{ ls; }`, `true`).
+/// A line that opens a JSON object (`{"`, never the start of a bash command worth checking)
+/// must be one, so a malformed tool_use input is an error and not a command nobody meant.
+fn stdin_command(text: &str) -> Result<String, String> {
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(serde_json::Value::String(s)) => Ok(s),
+        Ok(serde_json::Value::Object(o)) => match o.get("command") {
+            Some(serde_json::Value::String(s)) => Ok(s.clone()),
+            _ => Err("the JSON object has no \"command\" string".to_string()),
+        },
+        Err(e) if text.starts_with("{\"") => Err(format!("invalid JSON: {e}")),
+        _ => Ok(text.to_string()),
     }
 }
 

@@ -44,25 +44,40 @@ pub(crate) use wrappers::RawWrappers;
 use deserialize::key_span;
 
 pub(crate) fn load_str(source: &str, origin: &str) -> Result<Policy, PolicyError> {
-    let mut loader = Loader {
-        diags: Vec::new(),
-        policy: defaults(),
-        stack: Vec::new(),
-        compiled: Compiled::default(),
-    };
+    let (policy, diags) = load_str_lenient(source, origin)?;
+    if diags.is_empty() {
+        Ok(*policy)
+    } else {
+        Err(PolicyError::Invalid(diags))
+    }
+}
+
+/// The policy as far as it validates, beside every problem found. A value that fails is
+/// left out and the rest is applied, so the linter can warn about the parts that did load in
+/// the same run as the load errors. Only [`load_str`]'s `Ok` is a policy to evaluate with.
+pub(crate) fn load_str_lenient(
+    source: &str,
+    origin: &str,
+) -> Result<(Box<Policy>, Vec<Diagnostic>), PolicyError> {
     let dir = Path::new(origin)
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_default();
-    // Deserialising recurses (bounded by toml's own nesting limit): give it room whatever
-    // thread the caller loads from.
-    crate::shell::with_stack(|| loader.apply(source, origin, &dir, true))?;
-    if loader.diags.is_empty() {
+    // Deserialising recurses (bounded by toml's own nesting limit), and a `Policy` is large:
+    // build it where there is room whatever thread the caller loads from (a hook's may be
+    // small), and hand it back boxed.
+    crate::shell::with_stack(|| {
+        let mut loader = Box::new(Loader {
+            diags: Vec::new(),
+            policy: defaults(),
+            stack: Vec::new(),
+            compiled: Compiled::default(),
+        });
+        loader.apply(source, origin, &dir, true)?;
         loader.policy.reindex();
-        Ok(loader.policy)
-    } else {
-        Err(PolicyError::Invalid(loader.diags))
-    }
+        let Loader { policy, diags, .. } = *loader;
+        Ok((Box::new(policy), diags))
+    })
 }
 
 fn defaults() -> Policy {
