@@ -129,7 +129,6 @@ code_enum! {
         VariableName = "variable-name": "`printf -v` / `read` / `declare` of a name that is not static and plain",
         SedScript = "sed-script": "a sed program that can run commands or write files",
         AwkProgram = "awk-program": "an awk program that can run commands or write files",
-        ArithmeticVariable = "arithmetic-variable": "arithmetic on a variable, whose value bash evaluates as an expression at run time",
         IndirectExpansion = "indirect-expansion": "an indirect expansion (`${!x}`), whose target is chosen at run time",
         Substitution = "substitution": "a command or process substitution, when the policy sets a verdict for them",
         Background = "background": "a command run in the background (`&`, `coproc`), when the policy sets a verdict for it",
@@ -141,6 +140,8 @@ code_enum! {
         DeviceOperand = "device-operand": "a device node or `/dev` entry given to a program that removes, renames, changes or replaces it (`rm /dev/null`); only redirections may open them",
         SymlinkOutside = "symlink-outside": "a symlink created in the workspace whose target lies outside the write roots (`ln -s /root/.ssh x`, a patch with `new file mode 120000`)",
         PatchUnchecked = "patch-unchecked": "a patch `git apply` reads from a pipe or the terminal, whose paths and symlinks cannot be checked",
+        CodeFromData = "code-from-data": "bash evaluates a value not proven inert as code: arithmetic in every form, a subscript, a name resolved at run time, a string run later (docs/parser.md)",
+        EnvRead = "env-read": "expands a variable the command did not set, which `[env] read` does not allow: the environment is a secret store",
     }
 }
 

@@ -33,6 +33,20 @@ const KNOWN_BRUSH_ERRORS: &[(&str, &str)] = &[
     ),
     // From tests/corpus/bypass.tsv (checked with bash-oracle: bash runs rm in each).
     (
+        "[[ 'a[$(rm -rf ~)]' -ne 1 ]]",
+        "brush-parser keeps the quoted operand as text; bash evaluates it as arithmetic and the \
+         subscript's substitution runs (tests/code_contexts.rs runs the same shape)",
+    ),
+    (
+        "s=abc; echo ${s:$(cat ver.txt)}",
+        "brush-parser does not look into a substring offset; bash expands it (code_contexts)",
+    ),
+    (
+        "a=(1); echo ${a['$(rm -rf ~)']}",
+        "brush-parser keeps a single-quoted subscript as text; bash expands and evaluates it \
+         (code_contexts)",
+    ),
+    (
         "((rm -rf ~) )",
         "brush-parser reads `((` as an arithmetic command; its `)` and `)` do not touch, so bash \
          reads two subshells and runs rm (bash-oracle)",

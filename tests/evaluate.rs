@@ -329,12 +329,12 @@ fn read_only_refuses_session_state_changes() {
             ("exit", "session-state"),
             ("unset PATH", "session-state"),
             ("cd /", "session-state"),
-            ("echo $((x))", "arithmetic-variable"),
-            ("echo $((x+1))", "arithmetic-variable"),
-            ("[[ $x -eq 1 ]]", "arithmetic-variable"),
+            ("echo $((x))", "code-from-data"),
+            ("echo $((x+1))", "code-from-data"),
+            ("[[ $x -eq 1 ]]", "code-from-data"),
             ("echo ${!x}", "indirect-expansion"),
             ("echo ${x@P}", "indirect-expansion"),
-            ("a[$i]=1", "arithmetic-variable"),
+            ("a[$i]=1", "code-from-data"),
         ],
     );
 }
@@ -675,8 +675,8 @@ fn regression_corpus_findings_stay_fixed() {
         assert_denied(
             p,
             &[
-                ("x=( ['$(rm -rf ~)']=1 )", "arithmetic-variable"),
-                ("x=( [i]=1 )", "arithmetic-variable"),
+                ("x=( ['$(rm -rf ~)']=1 )", "code-from-data"),
+                ("x=( [i]=1 )", "code-from-data"),
                 ("cat {~,x}/.ssh/id_rsa", "path-unresolved"),
                 ("cat ~{/.ssh/id_rsa,}", "path-unresolved"),
                 ("grep --color ~/.ssh/id_rsa -e .", "path-read-outside"),
@@ -878,6 +878,8 @@ operands = ["path-read"]
 operands = "path-write"
 [programs.cat]
 operands = "path-read"
+[env]
+read = ["*"]
 "#;
     let policy = Policy::from_toml(src, "lenient.toml").expect("valid");
     assert_eq!(decide(&policy, "cat \"$F\"").verdict, Verdict::Allow);

@@ -21,6 +21,10 @@ mod git_repository;
 mod effects;
 // The glob rule against real bash, with files named like options.
 mod glob_rule;
+// Every context where bash evaluates a value as code: proven with bash, refused by shellgate.
+mod code_contexts;
+// The environment is a secret store: reads of variables the command did not set, and dumps.
+mod env_reads;
 // The bypass corpus (always refused) and the ordinary corpus (allowed), `tests/corpus/`.
 mod corpus;
 // Properties over generated commands (appending a denied command never allows, ...).

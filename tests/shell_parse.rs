@@ -999,9 +999,11 @@ mod constructs {
     fn double_bracket_tests() {
         let c = first_compound("[[ -f $(id) && $x -eq 3 && -v a[i] && $y =~ ^a ]]");
         assert_eq!(c.kind, CompoundKind::Test);
-        assert_eq!(c.arithmetic.len(), 3);
+        assert_eq!(c.arithmetic.len(), 2);
         assert_eq!(c.arithmetic[0].variables, ["x"]);
-        assert_eq!(c.arithmetic[2].variables, ["a", "i"]);
+        // `-v a[i]` names a variable (its subscript is arithmetic): kept apart.
+        assert_eq!(c.names.len(), 1);
+        assert_eq!(c.names[0].static_value().as_deref(), Some("a[i]"));
         assert_eq!(argv("[[ -f $(id) ]]"), v(&[&["id"]]));
         assert_eq!(argv("[[ $x -eq $(id) ]]"), v(&[&["id"]]));
         assert_eq!(

@@ -84,7 +84,7 @@ const ASSIGNING: &[&str] = &[
 /// Whether anything in `script` may assign `name` in the loop's own shell (conservative: any
 /// assigning builtin at all counts; subshells and substitutions cannot assign it, but they are
 /// not told apart here).
-fn may_assign(script: &Script, name: &str) -> bool {
+pub(super) fn may_assign(script: &Script, name: &str) -> bool {
     script.commands.iter().any(|c| command_may_assign(c, name))
 }
 

@@ -27,8 +27,13 @@ impl Eval<'_> {
             // `cwds` as its checks leave it, the union of ok and fail. No bookkeeping needed.
             if commands.iter().skip(1).all(|c| c.join() == Join::Pipe) {
                 let outer_cd = self.cd_targets.take();
+                // The stages of a pipeline run in subshells: what they assign is gone after.
+                let mark = self.assigned_mark();
                 for cmd in commands {
                     self.command(cmd);
+                }
+                if commands.len() > 1 {
+                    self.forget_assigned(mark);
                 }
                 self.cd_targets = outer_cd;
                 return;
@@ -53,8 +58,12 @@ impl Eval<'_> {
                 }
                 self.cwds = cur.clone();
                 self.cd_targets = None;
+                let mark = self.assigned_mark();
                 for cmd in commands.get(i..end).unwrap_or_default() {
                     self.command(cmd);
+                }
+                if end - i > 1 {
+                    self.forget_assigned(mark);
                 }
                 // Set again before anything reads it (the next element, or the end).
                 let after = std::mem::take(&mut self.cwds);
@@ -86,12 +95,14 @@ impl Eval<'_> {
     /// directories is refused.
     pub(super) fn compound_body(&mut self, c: &shell::Compound) {
         let before = self.cwds.clone();
+        let mark = self.assigned_mark();
         self.script(&c.body);
         let subshell = c.kind == shell::CompoundKind::Subshell
             || c.background
             || c.keywords.contains(&shell::Keyword::Coproc);
         if subshell {
             self.cwds = before;
+            self.forget_assigned(mark);
             return;
         }
         let looping = matches!(

@@ -38,6 +38,7 @@ impl Eval<'_> {
     /// [`Eval::program`] once the program's name is known.
     pub(super) fn program_named(&mut self, name: &str, words: &[Word], span: Span) {
         let Some(first) = words.first() else { return };
+        self.env_dumps(name, words);
         let policy = self.policy;
         if let Some(rule) = policy.programs.get(name) {
             if name == "[" || name == "test" {

@@ -8,6 +8,7 @@ use crate::shell::Span;
 impl Eval<'_> {
     /// An assignment to variable `name`, from anywhere.
     pub(super) fn env_name(&mut self, name: &str, span: Span) {
+        self.record_assignment(name);
         let env = &self.policy.env;
         let message = |what: &str| {
             let mut m = format!("assigning `{name}` {what}");

@@ -100,6 +100,9 @@ impl Eval<'_> {
                 t => self.path_value(t, span, word, false),
             },
             ArgKind::JqProgram => {
+                if let Some(t) = &text {
+                    self.jq_env(t, span);
+                }
                 let why = match &text {
                     Some(t) => check_jq(t).err(),
                     None => Some("the jq program is not known before it runs".to_string()),

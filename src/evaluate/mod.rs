@@ -14,11 +14,13 @@
 mod args;
 mod bindings;
 mod braces;
+mod code_contexts;
 mod context;
 mod cwd;
 mod decision;
 mod dispatch;
 mod env;
+mod env_reads;
 mod git_config;
 mod git_repo;
 mod globs;
@@ -122,6 +124,11 @@ struct Eval<'a> {
     bindings: Vec<bindings::Binding>,
     /// The standard input of the simple command being checked (a patch `git apply` reads).
     stdin: patches::Stdin,
+    /// What [`code_contexts`] knows while it walks: the text being checked and the names
+    /// proven to hold integers.
+    code: code_contexts::State,
+    /// What [`env_reads`] knows: the names the command assigns itself.
+    env_reads: env_reads::State,
 }
 
 impl<'a> Eval<'a> {
@@ -138,6 +145,8 @@ impl<'a> Eval<'a> {
             input_len: command.len(),
             bindings: Vec::new(),
             stdin: patches::Stdin::Unknown,
+            code: code_contexts::State::new(command),
+            env_reads: env_reads::State::default(),
         }
     }
 
@@ -214,6 +223,12 @@ impl<'a> Eval<'a> {
     /// top, nothing to run (an empty or blank command, or only comments) is refused too: the
     /// model sent no command, and should be told so rather than get an empty success.
     fn parse_and_check(&mut self, text: &str, what: &str, top: bool) {
+        let saved = self.code.enter_source(text);
+        self.parse_and_check_source(text, what, top);
+        self.code.leave_source(saved);
+    }
+
+    fn parse_and_check_source(&mut self, text: &str, what: &str, top: bool) {
         match shell::parse_with(text, &self.policy.limits.parse) {
             Ok(script) if top && script.commands.is_empty() => self.reason(
                 ReasonCode::EmptyCommand,

@@ -71,6 +71,7 @@ impl Eval<'_> {
         // By index: the checks below report reasons, and nothing here changes `cwds`.
         for i in 0..self.cwds.len() {
             let resolved = paths::resolve(w, self.ctx, &self.cwds[i]);
+            self.environ_path(&resolved, w.span);
             if let Err((msg, pattern)) = paths::check(&policy.paths, &resolved, write, self.ctx) {
                 let mut msg = msg;
                 let rules = &policy.paths;

@@ -29,6 +29,9 @@ impl Eval<'_> {
                     shell::CompoundKind::Test => self.probe_paths(&c.words),
                     _ => {}
                 }
+                // Names an arithmetic `for` proves to hold integers, in its own arithmetic
+                // and its body.
+                let ints = self.compound_contexts(c);
                 for a in &c.arithmetic {
                     self.arithmetic(a);
                 }
@@ -46,6 +49,7 @@ impl Eval<'_> {
                 if bound {
                     self.bindings.pop();
                 }
+                self.pop_int_names(ints);
             }
             Command::Function(f) => {
                 let s = self.policy.shell.functions.clone();
@@ -161,8 +165,13 @@ impl Eval<'_> {
 
     /// The checks of one simple command (after loop variables were put in).
     pub(super) fn simple_checks(&mut self, c: &SimpleCommand) {
+        let mark = self.assigned_mark();
         for a in &c.assignments {
             self.assignment(a);
+        }
+        if !c.words.is_empty() {
+            // `X=1 cmd $X`: the program's environment, not the shell's; `$X` is not it.
+            self.forget_assigned(mark);
         }
         for r in &c.redirects {
             self.redirect(r);
@@ -170,6 +179,7 @@ impl Eval<'_> {
         for w in &c.words {
             self.word(w);
         }
+        self.builtin_contexts(&c.words);
         // Expanding a glob reads a directory, whatever the argument means to the program.
         c.words.iter().skip(1).for_each(|w| self.glob_reads(w));
         self.keywords(c.background, &c.keywords, c.span);
@@ -199,10 +209,13 @@ impl Eval<'_> {
                         s.span,
                     );
                 }
-                // A substitution runs in a subshell: its `cd`s do not move this shell.
+                // A substitution runs in a subshell: its `cd`s do not move this shell, and
+                // what it assigns is not set after it.
                 let before = self.cwds.clone();
+                let mark = self.assigned_mark();
                 self.script(s);
                 self.cwds = before;
+                self.forget_assigned(mark);
             }
             WordPart::Param(p) => self.param(p),
             WordPart::Arithmetic(a) => self.arithmetic(a),
@@ -212,6 +225,7 @@ impl Eval<'_> {
 
     pub(super) fn param(&mut self, p: &Param) {
         nested(|| {
+            self.param_reads(p);
             let risky_op = matches!(p.operator.as_deref(), Some("@P") | Some("@E") | Some("@A"));
             if p.indirect || risky_op {
                 let s = self.policy.shell.indirect_expansion.clone();
@@ -228,7 +242,18 @@ impl Eval<'_> {
             for w in p.words.iter().chain(p.subscript.iter()) {
                 self.word(w);
             }
+            let sub_span = p.subscript.as_ref().map(|w| w.span);
+            if let Some(sub) = &p.subscript {
+                self.subscript_inert(sub);
+            }
             for a in &p.arithmetic {
+                if Some(a.span) == sub_span {
+                    // The subscript's names: checked with the subscript just above.
+                    for name in &a.assigns {
+                        self.env_name(name, a.span);
+                    }
+                    continue;
+                }
                 self.arithmetic(a);
             }
         })
@@ -236,19 +261,7 @@ impl Eval<'_> {
 
     pub(super) fn arithmetic(&mut self, a: &Arithmetic) {
         nested(|| {
-            let vars: Vec<&String> = a.variables.iter().filter(|v| is_identifier(v)).collect();
-            if !vars.is_empty() {
-                let s = self.policy.shell.arithmetic_variables.clone();
-                self.setting(
-                    ReasonCode::ArithmeticVariable,
-                    &s,
-                    format!(
-                        "arithmetic reads `{}`, whose value bash evaluates as an expression (a value like `a[$(cmd)]` runs cmd)",
-                        vars[0]
-                    ),
-                    a.span,
-                );
-            }
+            self.arith_inert(a);
             for name in &a.assigns {
                 self.env_name(name, a.span);
             }
@@ -262,13 +275,12 @@ impl Eval<'_> {
         self.env_name(&a.name, a.name_span);
         if let Some(sub) = &a.subscript {
             self.word(sub);
-            if sub.static_value().map_or(true, |s| !is_number(&s)) {
-                self.subscript_arithmetic(sub.span);
-            }
+            self.subscript_inert(sub);
         }
         for w in a.value.iter().chain(&a.array) {
             self.word(w);
         }
+        self.assignment_contexts(a);
         a.array.iter().for_each(|w| self.glob_reads(w));
         // `x=( [sub]=value )`: an indexed array's subscript is arithmetic, and bash runs a
         // `$(..)` in it even when it is quoted.
@@ -279,8 +291,9 @@ impl Eval<'_> {
                     .split_once("]=")
                     .or_else(|| rest.split_once("]+="))
                     .map(|(s, _)| s);
-                if sub.map_or(true, |s| !is_number(s)) {
-                    self.subscript_arithmetic(w.span);
+                match sub {
+                    Some(sub) if !sub.contains('\0') => self.array_subscript_text(sub, w.span),
+                    _ => self.array_subscript_text("\0", w.span),
                 }
             }
         }
@@ -292,20 +305,6 @@ impl Eval<'_> {
             self.path(w, false);
         }
     }
-
-    pub(super) fn subscript_arithmetic(&mut self, span: Span) {
-        let s = self.policy.shell.arithmetic_variables.clone();
-        self.setting(
-            ReasonCode::ArithmeticVariable,
-            &s,
-            "an array subscript that is not a plain number is evaluated as arithmetic (it can run commands)".into(),
-            span,
-        );
-    }
-}
-
-pub(super) fn is_number(s: &str) -> bool {
-    !s.is_empty() && s.chars().all(|c| c.is_ascii_digit())
 }
 
 /// A word's text with quotes removed and globs kept as written; every expansion becomes NUL.

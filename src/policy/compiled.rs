@@ -220,6 +220,22 @@ pub struct EnvRules {
     pub default: Setting,
     /// Message for refusals.
     pub message: Option<String>,
+    /// Reads of the environment (boxed: the policy is moved through the loader's frames,
+    /// which must fit a small stack).
+    pub read: Box<EnvReads>,
+}
+
+/// `[env] read*`: which variables may be expanded when the command did not assign them.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EnvReads {
+    /// Names that may be expanded (`[env] read`).
+    pub allow: Vec<NamePattern>,
+    /// Names whose expansion is refused (`[env] read_deny`, checked first, in any case).
+    pub deny: Vec<NamePattern>,
+    /// For reads no pattern matches (`[env] read_default`).
+    pub default: Setting,
+    /// Message for refused reads (`[env] read_message`).
+    pub message: Option<String>,
 }
 
 /// `[wrappers]`: programs that run another program, unwrapped and checked.

@@ -27,9 +27,9 @@ use serde::Serialize;
 use crate::codes::DiagnosticCode;
 
 pub use compiled::{
-    ArgKind, ArgRule, EnvRules, Example, Glob, LazyGlob, Limits, NamePattern, OperandSpec,
-    PathAnchor, PathPattern, PathRules, Policy, ProgramRule, RedirectRules, Setting, ShellRules,
-    WrapperRules,
+    ArgKind, ArgRule, EnvReads, EnvRules, Example, Glob, LazyGlob, Limits, NamePattern,
+    OperandSpec, PathAnchor, PathPattern, PathRules, Policy, ProgramRule, RedirectRules, Setting,
+    ShellRules, WrapperRules,
 };
 pub(crate) use index::OptionFacts;
 pub use load::SHIPPED;

@@ -31,8 +31,9 @@ pub(crate) struct RawPolicy {
     pub paths: Option<RawPaths>,
     /// Redirections: `2>&1`, here-documents, `< file`, `> file`.
     pub redirects: Option<RawRedirects>,
-    /// Assignments to variables, wherever they happen.
-    pub env: Option<RawEnv>,
+    /// Assignments to variables, wherever they happen, and reads of the environment.
+    /// (Boxed: the raw policy lives on the stack of the loader, which must fit a small one.)
+    pub env: Option<Box<RawEnv>>,
     /// Programs that run other programs (`bash -c`, `timeout`, ...) that are unwrapped and checked.
     pub wrappers: Option<RawWrappers>,
     /// The allowlist: one rule per program name.

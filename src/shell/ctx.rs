@@ -198,6 +198,7 @@ pub(crate) fn compound(kind: CompoundKind, span: Span, body: Script) -> Compound
         words: vec![],
         arithmetic: vec![],
         assignments: vec![],
+        names: vec![],
         redirects: vec![],
         background: false,
         keywords: vec![],

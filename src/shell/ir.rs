@@ -203,6 +203,9 @@ pub struct Compound {
     pub arithmetic: Vec<Arithmetic>,
     /// Variables it assigns: the `for`/`select` loop variable.
     pub assignments: Vec<Assignment>,
+    /// Operands bash resolves as variable names when it runs (`[[ -v NAME ]]`, `[[ -R NAME ]]`):
+    /// a subscript in the name is evaluated as arithmetic. Also in `words`.
+    pub names: Vec<Word>,
     /// Redirections applied to the whole compound command.
     pub redirects: Vec<Redirect>,
     /// Whether it runs in the background.

@@ -40,6 +40,8 @@ struct Unit<'t> {
     loose: BTreeMap<usize, usize>,
     loose_by_end: BTreeMap<usize, usize>,
     loose_claimed: HashSet<usize>,
+    /// Operands of `[[ -v ]]` / `[[ -R ]]` of the `[[ ]]` being lowered (`Compound::names`).
+    test_names: Vec<Word>,
     _tree: &'t Tree,
 }
 
@@ -206,6 +208,7 @@ impl Ctx<'_> {
             loose_by_end: loose.iter().map(|&(a, b)| (b, a)).collect(),
             loose: loose.into_iter().collect(),
             loose_claimed: HashSet::new(),
+            test_names: Vec::new(),
             _tree: &tree,
         };
         let root = tree.root_node();
@@ -972,6 +975,7 @@ impl Ctx<'_> {
                 for (_, child) in &kids {
                     if child.is_named() {
                         self.test_expr(u, *child, &mut c.words, &mut c.arithmetic)?;
+                        c.names.append(&mut u.test_names);
                     } else if !matches!(child.kind(), "[[" | "]]") {
                         return Err(unsupported(
                             self.span(u, *child),
@@ -1162,13 +1166,9 @@ impl Ctx<'_> {
                     }
                 } else if op.starts_with('-') && op.len() == 2 {
                     let w = self.word(a, b, TEST_OPERAND)?;
-                    if op == "-v" && self.text(a, b)?.contains('[') {
-                        // The word already holds the expansions; keep the names.
-                        let mut ar = self.arith(a, b)?;
-                        if !self.text(a, b)?.contains('\'') {
-                            ar.words.clear();
-                        }
-                        arith.push(ar);
+                    if op == "-v" || op == "-R" {
+                        // A name bash resolves when it runs: its subscript is arithmetic.
+                        u.test_names.push(w.clone());
                     }
                     words.push(w);
                 } else {

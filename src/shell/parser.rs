@@ -1112,14 +1112,9 @@ impl<'s> Unit<'_, 's> {
                     };
                     self.bump(next)?;
                     let w = self.word(oa, ob, TEST_OPERAND)?;
-                    let text = self.bytes(oa, ob);
-                    if first == b"-v" && text.contains(&b'[') {
-                        // The word already holds the expansions; keep the names.
-                        let mut ar = self.cx.arith(oa, ob)?;
-                        if !text.contains(&b'\'') {
-                            ar.words.clear();
-                        }
-                        c.arithmetic.push(ar);
+                    if first == b"-v" || first == b"-R" {
+                        // A name bash resolves when it runs: its subscript is arithmetic.
+                        c.names.push(w.clone());
                     }
                     c.words.push(w);
                     return Ok(());

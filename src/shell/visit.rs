@@ -141,6 +141,10 @@ fn shape_command(c: &Command, out: &mut String) {
             for a in &cc.arithmetic {
                 shape_arith(a, out);
             }
+            for w in &cc.names {
+                out.push_str(" name:");
+                shape_word(w, out);
+            }
             cc.redirects.iter().for_each(|r| shape_redirect(r, out));
             out.push(' ');
             shape_script(&cc.body, out);

@@ -1016,7 +1016,9 @@ impl Ctx<'_> {
                     let (part, n) = self.lex_dollar(i, e, true)?;
                     if let Some(part) = part {
                         if let WordPart::Param(p) = &part {
-                            if is_name(&p.name) && !p.indirect {
+                            // `${#x}` is x's length, a number: x's value is not evaluated.
+                            let length = p.operator.as_deref() == Some("#") && p.words.is_empty();
+                            if is_name(&p.name) && !p.indirect && !length {
                                 ar.variables.push(p.name.clone());
                             }
                         }

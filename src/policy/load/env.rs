@@ -30,6 +30,22 @@ pub(crate) struct RawEnv {
     pub default: Option<Spanned<String>>,
     /// Message for refusals.
     pub message: Option<String>,
+    /// Variable-name globs that may be *expanded* when the command did not assign them
+    /// itself: a read of the environment the shell inherited (`echo $HOME`). bash's own
+    /// variables (`$?`, `$1`, `RANDOM`, `LINENO`, `BASH_VERSION`, ...) are never reads.
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub read: Vec<Spanned<String>>,
+    /// Variable-name globs whose expansion is refused even when `read` names them (checked
+    /// first, and matched against the name in upper case too: `*TOKEN*` refuses `gh_token`).
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub read_deny: Vec<Spanned<String>>,
+    /// The verdict for a read that no `read`/`read_deny` pattern matches (built in: deny).
+    #[schemars(with = "Option<VerdictName>")]
+    pub read_default: Option<Spanned<String>>,
+    /// Message for refused reads.
+    pub read_message: Option<String>,
 }
 
 impl Loader {
@@ -79,13 +95,35 @@ impl Loader {
                 );
             }
         }
+        let read = self.name_patterns(file, "env.read", &e.read);
+        let read_deny = self.name_patterns(file, "env.read_deny", &e.read_deny);
+        for d in &read_deny {
+            if let Some(a) = read.iter().find(|a| a.text == d.text) {
+                self.diag(
+                    DiagnosticCode::PolicyContradiction,
+                    format!("`{}` is in env.read_deny and also in env.read", d.text),
+                    a.rule.location.clone(),
+                );
+            }
+        }
         let mut env = self.policy.env.clone();
         env.allow.extend(allow);
         env.ask.extend(ask);
         env.deny.extend(deny);
+        env.read.allow.extend(read);
+        env.read.deny.extend(read_deny);
         self.setting(file, "env.default", &e.default, &mut env.default);
+        self.setting(
+            file,
+            "env.read_default",
+            &e.read_default,
+            &mut env.read.default,
+        );
         if e.message.is_some() {
             env.message = e.message;
+        }
+        if e.read_message.is_some() {
+            env.read.message = e.read_message;
         }
         self.policy.env = env;
     }

@@ -112,6 +112,12 @@ fn defaults() -> Policy {
             deny: Vec::new(),
             default: Setting::builtin(Deny, "env.default"),
             message: None,
+            read: Box::new(EnvReads {
+                allow: Vec::new(),
+                deny: Vec::new(),
+                default: Setting::builtin(Deny, "env.read_default"),
+                message: None,
+            }),
         },
         wrappers: WrapperRules::default(),
         programs: Default::default(),
@@ -264,7 +270,7 @@ impl Loader {
             self.apply_redirects(file, r);
         }
         if let Some(e) = raw.env {
-            self.apply_env(file, e);
+            self.apply_env(file, *e);
         }
         if let Some(w) = raw.wrappers {
             self.apply_wrappers(file, w);
