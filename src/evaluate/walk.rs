@@ -260,7 +260,7 @@ impl Eval<'_> {
         self.env_name(&a.name, a.name_span);
         if let Some(sub) = &a.subscript {
             self.word(sub);
-            if sub.static_value().map_or(true, |s| !is_number(&s)) {
+            if sub.static_value().is_none_or(|s| !is_number(&s)) {
                 self.subscript_arithmetic(sub.span);
             }
         }
@@ -277,7 +277,7 @@ impl Eval<'_> {
                     .split_once("]=")
                     .or_else(|| rest.split_once("]+="))
                     .map(|(s, _)| s);
-                if sub.map_or(true, |s| !is_number(s)) {
+                if sub.is_none_or(|s| !is_number(s)) {
                     self.subscript_arithmetic(w.span);
                 }
             }

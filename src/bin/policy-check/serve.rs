@@ -62,6 +62,10 @@ pub struct SessionArgs {
     keep_background: bool,
     #[command(flatten)]
     limits: super::sandbox::LimitArgs,
+    /// The workspace roots, when narrower than the working directory (`policy-check mcp`
+    /// narrows them to the client's roots); empty: the working directory.
+    #[arg(skip)]
+    pub(crate) workspace: Vec<std::path::PathBuf>,
 }
 
 /// Which tool shapes `serve` answers, and their limits.
@@ -71,18 +75,18 @@ pub struct ToolArgs {
     /// (`str_replace_based_edit_tool`), `code-execution` (`bash_code_execution` and
     /// `text_editor_code_execution`). Calls of others get an error result.
     #[arg(long, default_value = "bash", value_parser = ToolSet::parse)]
-    tools: ToolSet,
+    pub(crate) tools: ToolSet,
     /// Answer at most N calls in any 60 seconds; others get `too_many_requests` (code
     /// execution) or an `is_error` result.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    max_calls_per_minute: Option<u32>,
+    pub(crate) max_calls_per_minute: Option<u32>,
     /// Where code execution calls get their `$OUTPUT_DIR` and where their files are kept
     /// (`files/FILE_ID/NAME`; kept after exit). Default: a temporary directory removed at exit.
     #[arg(long, value_name = "DIR")]
-    outputs: Option<std::path::PathBuf>,
+    pub(crate) outputs: Option<std::path::PathBuf>,
     /// Largest `$OUTPUT_DIR` file returned; a larger one answers `output_file_too_large`.
     #[arg(long, value_name = "BYTES", default_value = "33554432")]
-    max_output_file_bytes: u64,
+    pub(crate) max_output_file_bytes: u64,
 }
 
 /// What `serve` adds to the session options.
@@ -121,7 +125,7 @@ fn unless_stopping() {
 }
 
 /// Kill every session and exit on SIGTERM, SIGINT or SIGHUP.
-fn handle_signals(what: &'static str) -> Result<(), CliError> {
+pub(crate) fn handle_signals(what: &'static str) -> Result<(), CliError> {
     contain::on_termination_signals(move |sig| {
         STOPPING.store(true, Ordering::SeqCst);
         contain::end_all_sessions();
@@ -160,6 +164,9 @@ fn guard_with(
     let mut used = None;
     let guard = Guard::reference_with(policy.clone(), cwd, timeout, |config, ctx| {
         let mut config = config.keep_background(args.keep_background);
+        if !args.workspace.is_empty() {
+            ctx.workspace = args.workspace.clone();
+        }
         if args.no_sandbox {
             ctx.sandbox = SandboxState::Off;
         } else {
@@ -185,7 +192,7 @@ fn guard_with(
 
 /// serve's guard with the tool shapes of `tools`: the file tool confined by Landlock like the
 /// session when the sandbox enforces, code execution's files under `--outputs`.
-fn tool_guard(
+pub(crate) fn tool_guard(
     policy: &Policy,
     cwd: &Path,
     timeout: Duration,

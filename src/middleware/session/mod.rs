@@ -243,7 +243,7 @@ impl BashSession {
         };
         match outcome {
             Wait::Done { status, cwd } => {
-                let err_complete = err.as_ref().map_or(true, |e| e.done);
+                let err_complete = err.as_ref().is_none_or(|e| e.done);
                 if !self.config.keep_background {
                     shell.kill_descendants();
                 }
