@@ -238,9 +238,10 @@ enum Cmd {
         ask_timeout: std::time::Duration,
         #[command(flatten)]
         session: serve::SessionArgs,
-        /// At end of input: `stop` ends a running command at once and answers lines not yet
-        /// run with an error; `finish` answers every line already read first.
-        #[arg(long, value_enum, default_value = "stop")]
+        /// At end of input: `finish` answers every line already read (each under its
+        /// timeout), then exits; `stop` ends a running command at once and answers lines not
+        /// yet run with an error. A closed stdout (the client gone) always kills at once.
+        #[arg(long, value_enum, default_value = "finish")]
         at_eof: serve::AtEof,
         #[command(flatten)]
         tools: serve::ToolArgs,

@@ -93,6 +93,7 @@ pub struct McpOptions {
 /// `policy-check mcp`: serve until the client closes stdin (exit 0) or stdout (exit 2).
 pub fn mcp(options: McpOptions) -> Result<u8, CliError> {
     crate::serve::handle_signals("mcp")?;
+    crate::serve::watch_stdout("mcp");
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -153,10 +154,11 @@ fn write_lines(lines: &std_mpsc::Receiver<Vec<u8>>) {
     for mut line in lines {
         line.push(b'\n');
         if let Err(e) = out.write_all(&line).and_then(|()| out.flush()) {
+            contain::stop_all_sessions("the client closed stdout");
+            contain::end_all_sessions();
             eprintln!(
                 "policy-check mcp: stdout: {e}: the client is gone; the bash session and every process it started were killed"
             );
-            contain::end_all_sessions();
             std::process::exit(2);
         }
     }
@@ -273,7 +275,7 @@ fn read_messages(
     }
     // End of input: the client is shutting down. Whatever runs is killed now (rmcp waits for
     // in-flight calls before it stops).
-    contain::kill_all_sessions();
+    contain::stop_all_sessions("end of input: the client closed stdin");
 }
 
 enum Read {
@@ -720,7 +722,7 @@ impl Worker {
     fn cancel(&self, seq: u64) {
         let mut state = lock(&self.state);
         if state.0 == Some(seq) {
-            contain::kill_all_sessions();
+            contain::stop_all_sessions("cancelled by the client");
         } else {
             state.1.insert(seq);
         }

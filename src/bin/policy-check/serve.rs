@@ -13,9 +13,12 @@
 //! - anything else (malformed JSON, not UTF-8, a blank line, another kind of object) →
 //!   `{"type": "error", "error": {"type": "invalid_request_error", "message": "..."}}`.
 //!
-//! One bash session serves every line. At end of input (by default) a running command is
-//! stopped at once, lines read but not yet run are answered with an error, and the session
-//! is killed with every process it started; `--at-eof finish` answers every line read first.
+//! One bash session serves every line. At end of input (by default) every line already read
+//! is answered, each under its timeout, then the session is killed with every process it
+//! started: `echo LINE | policy-check serve` runs LINE. `--at-eof stop` stops a running
+//! command at once instead and answers lines not yet run with an error. A closed stdout (the
+//! client gone) kills the session and every process it started at once, whatever runs, and
+//! serve exits 2.
 //! SIGTERM, SIGINT and SIGHUP kill the session (every process it started), drop the pending
 //! call (said on stderr) and exit 128+N. Exit status: 0 at end of input, 2 when the session
 //! cannot start or stdout fails.
@@ -104,10 +107,54 @@ pub struct ServeOptions<'a> {
 /// What `serve` does at end of input.
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum AtEof {
+    /// Answer every line already read (each under its timeout), then exit.
+    Finish,
     /// Stop a running command at once; lines not yet run get an error answer.
     Stop,
-    /// Answer every line already read, then exit.
-    Finish,
+}
+
+/// Watch stdout on a thread of its own: when the reading end is closed (the client is gone:
+/// a pipe reports POLLERR, a terminal POLLHUP), kill every session at once and exit 2, even
+/// while a command runs and nothing is being written.
+pub(crate) fn watch_stdout(what: &'static str) {
+    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+    use std::os::fd::AsFd;
+    let spawned = std::thread::Builder::new()
+        .name("shellgate-stdout".into())
+        .spawn(move || {
+            let stdout = std::io::stdout();
+            loop {
+                let mut fds = [PollFd::new(stdout.as_fd(), PollFlags::empty())];
+                match poll(&mut fds, PollTimeout::NONE) {
+                    Ok(_) => {
+                        let gone = fds[0].revents().is_some_and(|r| {
+                            r.intersects(PollFlags::POLLERR | PollFlags::POLLHUP | PollFlags::POLLNVAL)
+                        });
+                        if gone {
+                            break;
+                        }
+                    }
+                    Err(nix::errno::Errno::EINTR) => continue,
+                    // Cannot watch: the failed write will say it instead.
+                    Err(_) => return,
+                }
+            }
+            STOPPING.store(true, Ordering::SeqCst);
+            contain::stop_all_sessions("the client closed stdout");
+            contain::end_all_sessions();
+            if let Ok(dir) = TEMP_OUTPUTS.lock() {
+                if let Some(d) = dir.as_ref() {
+                    let _ = std::fs::remove_dir_all(d);
+                }
+            }
+            eprintln!(
+                "policy-check {what}: stdout was closed (the client is gone): the bash session and every process it started were killed"
+            );
+            std::process::exit(2);
+        });
+    if let Err(e) = spawned {
+        eprintln!("policy-check {what}: cannot watch stdout: {e}");
+    }
 }
 
 /// serve's temporary outputs directory (no `--outputs`), removed by the signal handler too.
@@ -247,6 +294,7 @@ pub fn serve(
         tools,
     } = serve;
     handle_signals("serve")?;
+    watch_stdout("serve");
     let mut guard = tool_guard(policy, cwd, timeout, args, tools)?;
     if let Some(path) = audit {
         guard = guard.with_audit(AuditLog::open(path).map_err(|e| e.to_string())?);
@@ -262,7 +310,7 @@ pub fn serve(
         Lines::stdin(move || {
             eof.store(true, Ordering::SeqCst);
             if at_eof == AtEof::Stop && busy.load(Ordering::SeqCst) {
-                contain::kill_all_sessions();
+                contain::stop_all_sessions("end of input, with --at-eof stop");
             }
         })
     };

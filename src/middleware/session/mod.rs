@@ -277,8 +277,16 @@ impl BashSession {
                 })
             }
             Wait::Exited => {
+                let pgid = self.shell.as_ref().map(|s| s.child.id());
                 let status = self.shell.as_mut().and_then(Shell::exit_status);
                 let (output, gap) = out.scanner.into_output();
+                let stopped = pgid
+                    .and_then(|p| i32::try_from(p).ok())
+                    .and_then(super::contain::take_stop_cause);
+                if let Some(cause) = stopped {
+                    let _ = self.start();
+                    return Err(ExecError::Stopped { cause, output, gap });
+                }
                 // If the new session cannot start, the next call tries again and says why.
                 let _ = self.start();
                 Err(ExecError::SessionExited {
