@@ -42,11 +42,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
-use shellgate::evaluate::SandboxState;
-use shellgate::middleware::sandbox::{self, SandboxSpec};
 use shellgate::middleware::{
-    contain, ApprovalRequest, AuditLog, BashSession, Guard, Launcher, LocalFiles, Outcome,
-    OutputFiles, ToolSet, ToolUse,
+    contain, ApprovalRequest, AuditLog, BashSession, Guard, Outcome, OutputFiles, ReferenceSetup,
+    ToolSet, ToolUse,
 };
 use shellgate::Policy;
 
@@ -195,50 +193,18 @@ fn guard(
     timeout: Duration,
     args: &SessionArgs,
 ) -> Result<Guard<BashSession>, CliError> {
-    guard_with(policy, cwd, timeout, args, None).map(|(g, _)| g)
+    let tools = ToolArgs {
+        tools: ToolSet::default(),
+        max_calls_per_minute: None,
+        outputs: None,
+        max_output_file_bytes: 32 << 20,
+    };
+    tool_guard(policy, cwd, timeout, args, &tools)
 }
 
-/// The guard, with the sandbox spec it runs under (when it does), and `calls_dir` (the
-/// code execution calls' `$OUTPUT_DIR`s) among the sandbox's writable roots, also what
-/// `{output_dir}` stands for in the spec.
-fn guard_with(
-    policy: &Policy,
-    cwd: &Path,
-    timeout: Duration,
-    args: &SessionArgs,
-    calls_dir: Option<&Path>,
-) -> Result<(Guard<BashSession>, Option<SandboxSpec>), CliError> {
-    let mut used = None;
-    let guard = Guard::reference_with(policy.clone(), cwd, timeout, |config, ctx| {
-        let mut config = config.keep_background(args.keep_background);
-        if !args.workspace.is_empty() {
-            ctx.workspace = args.workspace.clone();
-        }
-        if args.no_sandbox {
-            ctx.sandbox = SandboxState::Off;
-        } else {
-            ctx.sandbox = sandbox::state_for(policy);
-            ctx.output_dir = calls_dir.map(Path::to_path_buf);
-            let mut spec = SandboxSpec::from_policy(policy, ctx);
-            ctx.output_dir = None;
-            if let Some(dir) = calls_dir {
-                spec.write.push(dir.to_path_buf());
-            }
-            spec.landlock = ctx.sandbox == SandboxState::Enforced;
-            args.limits.apply(&mut spec);
-            let program =
-                std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
-            used = Some(spec.clone());
-            config = config.launcher(Launcher { program, spec });
-        }
-        Ok(config)
-    })
-    .map_err(|e| e.to_string())?;
-    Ok((guard, used))
-}
-
-/// serve's guard with the tool shapes of `tools`: the file tool confined by Landlock like the
-/// session when the sandbox enforces, code execution's files under `--outputs`.
+/// serve's guard with the tool shapes of `tools` ([`Guard::reference_tools`], which the
+/// Python package uses too): the session under this program's `sandbox` subcommand unless
+/// `--no-sandbox`, code execution's files under `--outputs`.
 pub(crate) fn tool_guard(
     policy: &Policy,
     cwd: &Path,
@@ -246,7 +212,16 @@ pub(crate) fn tool_guard(
     args: &SessionArgs,
     tools: &ToolArgs,
 ) -> Result<Guard<BashSession>, CliError> {
-    let outputs = if tools.tools.code_execution {
+    let mut setup = ReferenceSetup::new(tools.tools);
+    setup.keep_background = args.keep_background;
+    setup.workspace = args.workspace.clone();
+    setup.max_output_file_bytes = Some(tools.max_output_file_bytes);
+    if !args.no_sandbox {
+        let program =
+            std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
+        setup.launcher = Some(program);
+    }
+    if tools.tools.code_execution {
         let o = match &tools.outputs {
             Some(dir) => OutputFiles::new(dir),
             None => OutputFiles::temporary().inspect(|o| {
@@ -255,23 +230,13 @@ pub(crate) fn tool_guard(
                 }
             }),
         };
-        Some(o.map_err(|e| format!("cannot make the code execution outputs directory: {e}"))?)
-    } else {
-        None
-    };
-    let calls = outputs.as_ref().map(OutputFiles::calls_dir);
-    let (mut guard, spec) = guard_with(policy, cwd, timeout, args, calls.as_deref())?;
-    guard = guard.with_tools(tools.tools);
-    if tools.tools.text_editor || tools.tools.code_execution {
-        if let Some(spec) = spec.filter(|s| s.landlock) {
-            let files = LocalFiles::confined(&spec)
-                .map_err(|e| format!("cannot confine the file tool: {e}"))?;
-            guard = guard.with_files(files);
-        }
+        setup.outputs =
+            Some(o.map_err(|e| format!("cannot make the code execution outputs directory: {e}"))?);
     }
-    if let Some(o) = outputs {
-        guard = guard.with_output_files(o, tools.max_output_file_bytes);
-    }
+    let (mut guard, _) = Guard::reference_tools(policy.clone(), cwd, timeout, setup, |spec| {
+        args.limits.apply(spec)
+    })
+    .map_err(|e| e.to_string())?;
     if let Some(n) = tools.max_calls_per_minute {
         guard = guard.with_rate_limit(n);
     }
