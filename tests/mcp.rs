@@ -167,6 +167,16 @@ fn handshake_tools_and_refusals() {
         mcp.call(3, "bash", json!({"command": "ls"})),
         ("a.txt\n".into(), false)
     );
+    // Output is redacted before the client sees it.
+    let (text, _) = mcp.call(
+        30,
+        "bash",
+        json!({"command": "echo key=ghp_q7rk2vbn9wlmz4xt8yh3pjc6dfgs1uawQ7Rk"}),
+    );
+    assert!(
+        text.contains("[REDACTED:") && !text.contains("ghp_q7rk"),
+        "{text}"
+    );
     let (text, is_error) = mcp.call(4, "bash", json!({"command": "cat /etc/shadow"}));
     assert!(is_error && text.contains("[path-read-outside]"), "{text}");
     let (text, is_error) = mcp.call(
