@@ -2,10 +2,10 @@
 //! too many iterations for callgrind). Instruction counts in BENCHMARKS.md come from:
 //!
 //! ```sh
-//! cargo build --release --example redact_profile
+//! cargo build --profile profiling --example redact_profile   # release, with symbols
 //! valgrind --tool=callgrind --collect-atstart=no \
 //!   --toggle-collect='shellgate::redact::engine::RuleSet::redact' \
-//!   target/release/examples/redact_profile log 2      # or `dense`
+//!   target/profiling/examples/redact_profile log 2      # or `dense`
 //! ```
 
 #[path = "../benches/support/inputs.rs"]

@@ -191,7 +191,7 @@ fn render(text: &str, q: Quote) -> String {
                     match (n % 4, c) {
                         (_, '\n') => out.push_str("\\n"),
                         (_, '\t') => out.push_str("\\t"),
-                        (_, '\'') if n % 2 == 0 => out.push_str("\\'"),
+                        (_, '\'') if n.is_multiple_of(2) => out.push_str("\\'"),
                         (_, '\\') => out.push_str("\\\\"),
                         (0, _) => out.push_str(&format!("\\{n:03o}")),
                         (1, _) => out.push_str(&format!("\\u{n:04x}")),

@@ -55,6 +55,9 @@ mod sandbox;
 mod jail;
 // `policy-check serve` and `run` as subprocesses, the way an application drives them.
 mod serve;
+
+#[cfg(feature = "mcp")]
+mod mcp;
 // The `policy-check` command-line contract: outputs and exit codes.
 mod cli;
 // Pinned command lines (`tests/cmd/*.toml`, trycmd).

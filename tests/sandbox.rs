@@ -375,7 +375,8 @@ fn sigkill_of_serve_kills_every_descendant() {
 
 #[test]
 fn end_of_input_stops_a_running_command_at_once() {
-    let (_dir, mut s, below) = spawned(&[]);
+    // `--at-eof stop`; the default, `finish`, is tests/serve.rs's `a_pipe_*`.
+    let (_dir, mut s, below) = spawned(&["--at-eof", "stop"]);
     s.send_bash("sleep 30");
     s.send_bash("echo never");
     std::thread::sleep(Duration::from_millis(300));
@@ -383,6 +384,7 @@ fn end_of_input_stops_a_running_command_at_once() {
     drop(s.stdin.take());
     let a = s.read();
     assert_eq!(a["is_error"], true, "{a}");
+    assert!(content(&a).contains("stopped (end of input"), "{a}");
     // The line read but not yet run is answered, and not run.
     let b = s.read();
     assert_eq!(b["type"], "error", "{b}");

@@ -898,9 +898,9 @@ fn the_temporary_outputs_directory_goes_at_end_of_input_and_on_sigterm() {
         let mut stdin = child.stdin.take().unwrap();
         writeln!(stdin, "{}", code("t", "echo hi")).unwrap();
         let mut answer = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut answer)
-            .unwrap();
+        // Kept open until serve exits: a closed stdout means the client is gone (exit 2).
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        stdout.read_line(&mut answer).unwrap();
         assert!(answer.contains("bash_code_execution_result"), "{answer}");
         assert_eq!(
             outputs_left(),
@@ -918,7 +918,191 @@ fn the_temporary_outputs_directory_goes_at_end_of_input_and_on_sigterm() {
             drop(stdin);
         }
         let status = child.wait().unwrap();
+        drop(stdout);
         assert_eq!(status.code(), Some(if signal { 143 } else { 0 }));
         assert_eq!(outputs_left(), 0, "left behind (signal: {signal})");
+    }
+}
+
+// ---- a pipe: end of input, a closed stdout ----
+
+/// Pids whose command line is exactly `argv` (from /proc, not by name).
+fn processes_with(argv: &[&str]) -> Vec<u32> {
+    let want: Vec<u8> = argv
+        .iter()
+        .flat_map(|a| [a.as_bytes(), b"\0"].concat())
+        .collect();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == want))
+        .collect()
+}
+
+/// `printf 'LINE\nLINE\n' | policy-check serve ARGS`: every line is written and stdin
+/// closed at once, as a shell pipe or `subprocess.run(input=...)` does.
+fn piped(dir: &Path, ws: &Path, extra: &[&str], lines: &[String]) -> Served {
+    let mut child = bin()
+        .arg("serve")
+        .arg("--policy")
+        .arg(dir.join("policy.toml"))
+        .arg("--cwd")
+        .arg(ws)
+        .args(extra)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for l in lines {
+        writeln!(stdin, "{l}").unwrap();
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    Served {
+        answers: String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect(),
+        code: out.status.code(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+#[test]
+fn a_pipe_runs_every_line_it_read_then_stops() {
+    let (dir, ws) = setup();
+    let lines = [
+        line(tool_use("t1", json!({"command": "sleep 0.3; echo first"}))),
+        line(tool_use("t2", json!({"command": "echo second"}))),
+    ];
+    for extra in [&[][..], &["--no-sandbox"][..]] {
+        let served = piped(dir.path(), &ws, extra, &lines);
+        assert_eq!(served.code, Some(0), "{extra:?}: {}", served.stderr);
+        let contents: Vec<&str> = served
+            .answers
+            .iter()
+            .map(|a| a["content"].as_str().unwrap())
+            .collect();
+        assert_eq!(contents, ["first\n", "second\n"], "{extra:?}");
+    }
+}
+
+#[test]
+fn a_pipe_still_times_out_each_line() {
+    let (dir, ws) = setup();
+    let lines = [
+        line(tool_use("t1", json!({"command": "sleep 30"}))),
+        line(tool_use("t2", json!({"command": "echo after"}))),
+    ];
+    let started = Instant::now();
+    let served = piped(dir.path(), &ws, &["--timeout", "1"], &lines);
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert_eq!(served.answers.len(), 2);
+    let first = served.answers[0]["content"].as_str().unwrap();
+    assert!(first.contains("timed out after 1 second"), "{first}");
+    assert_eq!(served.answers[1]["content"], "after\n");
+}
+
+#[test]
+fn at_eof_stop_says_end_of_input_stopped_the_command() {
+    let (dir, ws) = setup();
+    for extra in [
+        &["--at-eof", "stop"][..],
+        &["--at-eof", "stop", "--no-sandbox"][..],
+    ] {
+        let mut child = bin()
+            .arg("serve")
+            .arg("--policy")
+            .arg(dir.path().join("policy.toml"))
+            .arg("--cwd")
+            .arg(&ws)
+            .args(extra)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let sleep = ["sleep", "100.375"];
+        writeln!(
+            stdin,
+            "{}",
+            line(tool_use("t1", json!({"command": "sleep 100.375"})))
+        )
+        .unwrap();
+        let until = Instant::now() + Duration::from_secs(10);
+        while processes_with(&sleep).is_empty() {
+            assert!(Instant::now() < until, "the sleep never started");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        drop(stdin);
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success());
+        let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let content = answer["content"].as_str().unwrap();
+        assert!(
+            content.contains("stopped (end of input, with --at-eof stop)")
+                && !content.contains("signal"),
+            "{extra:?}: {content}"
+        );
+        assert!(processes_with(&sleep).is_empty());
+    }
+}
+
+#[test]
+fn a_closed_stdout_kills_everything_at_once() {
+    let (dir, ws) = setup();
+    for extra in [&[][..], &["--no-sandbox"][..]] {
+        let mut child = bin()
+            .arg("serve")
+            .arg("--policy")
+            .arg(dir.path().join("policy.toml"))
+            .arg("--cwd")
+            .arg(&ws)
+            .args(["--timeout", "60"])
+            .args(extra)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let sleep = ["sleep", "100.625"];
+        writeln!(
+            stdin,
+            "{}",
+            line(tool_use("t1", json!({"command": "sleep 100.625"})))
+        )
+        .unwrap();
+        let until = Instant::now() + Duration::from_secs(10);
+        while processes_with(&sleep).is_empty() {
+            assert!(Instant::now() < until, "the sleep never started");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // The client goes away: its end of serve's stdout closes (stdin stays open).
+        drop(child.stdout.take());
+        let until = Instant::now() + Duration::from_secs(5);
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break s;
+            }
+            assert!(
+                Instant::now() < until,
+                "{extra:?}: serve outlived its client"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert_eq!(status.code(), Some(2), "{extra:?}");
+        assert!(
+            processes_with(&sleep).is_empty(),
+            "{extra:?}: the sleep outlived serve"
+        );
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+        assert!(stderr.contains("stdout was closed"), "{stderr}");
+        drop(stdin);
     }
 }

@@ -31,7 +31,7 @@ pub fn build_log_of(size: usize) -> Vec<u8> {
             14 => s.push_str(&format!("+ docker build -t app:{i} .\nStep {i}/20 : RUN cargo build --release\n")),
             _ => s.push_str(&format!("ok {i} - handles the empty case\n")),
         }
-        if i % 5000 == 0 {
+        if i.is_multiple_of(5000) {
             s.push_str("export GITHUB_TOKEN=ghp_q7Rk2VbN9wLmZ4xT8yH3pJc6DfGs1UaWe0iO\n");
         }
     }

@@ -105,10 +105,26 @@ class Redactor:
     def feed(self, chunk: Union[str, bytes]) -> bytes: ...
     def finish(self) -> bytes: ...
 
+ToolName = Literal[
+    "bash",
+    "str_replace_based_edit_tool",
+    "text_editor",
+    "code_execution",
+    "bash_code_execution",
+    "text_editor_code_execution",
+]
+"""A tool shape ``Guard`` answers: the bash tool, the text editor tool, the code execution tool's
+sub-tools (``code_execution`` names both)."""
+
 class Guard:
-    """Checks each bash ``tool_use`` against a policy, runs what is allowed, and answers as
-    ``policy-check serve`` does. Without ``executor``, commands run in the reference bash
-    session (one persistent bash process in ``cwd``, killed with its process group on close)."""
+    """Checks each ``tool_use`` of the enabled tools against a policy, runs what is allowed, and
+    answers exactly as ``policy-check serve --tools ...`` does: ``tool_result`` blocks for
+    ``bash`` and ``str_replace_based_edit_tool``, the typed ``*_code_execution_*_result`` blocks for
+    code execution. Without ``executor``, commands run in the reference bash session (one
+    persistent bash process in ``cwd``, killed with everything it started on close), inside the
+    kernel sandbox when a launcher is found: ``launcher``, else ``$SHELLGATE_POLICY_CHECK``, else
+    the ``policy-check`` binary shipped in the wheel. ``sandbox=True`` requires it, ``False`` never
+    uses it, ``None`` (the default) uses it when found (see ``sandboxed``)."""
 
     def __init__(
         self,
@@ -116,12 +132,23 @@ class Guard:
         cwd: StrPath = ".",
         timeout: float = 30.0,
         executor: Optional[Executor] = None,
+        *,
+        tools: Optional[Iterable[ToolName]] = None,
+        sandbox: Optional[bool] = None,
+        launcher: Optional[StrPath] = None,
     ) -> None: ...
     def handle(self, obj: Any) -> dict[str, Any]:
-        """A ``tool_use`` block gives its ``tool_result`` dict; an assistant message, an API
-        response (a dict with a ``content`` list, an object with ``.model_dump()`` or a
-        ``content`` attribute) gives the user message dict answering each ``tool_use``.
-        Anything else raises ValueError."""
+        """A ``tool_use`` (or ``server_tool_use``) block gives its result block; an assistant
+        message or API response (a dict with a ``content`` list, an object with
+        ``.model_dump()`` or a ``content`` attribute) gives the user message dict answering each
+        call in it, in order. A message with no call to answer raises ValueError (append no
+        user message for it), as does anything else that is not a call."""
+    @property
+    def tools(self) -> list[str]:
+        """The tool names answered (``code_execution`` shows as its two sub-tools)."""
+    @property
+    def sandboxed(self) -> bool:
+        """Whether the reference session runs inside the kernel sandbox."""
     @property
     def cwd(self) -> str: ...
     @property

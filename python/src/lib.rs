@@ -21,6 +21,7 @@ use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyT
 use serde_json::Value;
 use shellgate::middleware::{
     Answer, BashSession, ExecError, Executor, Guard, NotACall, Output, RedactThenTruncate,
+    ReferenceSetup, ToolSet,
 };
 use shellgate::redact::{Redactor, RuleSet};
 use shellgate::truncate::TruncateConfig;
@@ -526,6 +527,76 @@ struct GuardState {
     guard: Option<AnyGuard>,
 }
 
+/// The tool shapes named in `Guard(tools=[...])`: the Messages API's tool names, or serve's
+/// `--tools` names.
+fn tool_set(tools: Option<&Bound<'_, PyAny>>) -> PyResult<ToolSet> {
+    let Some(tools) = tools.filter(|t| !t.is_none()) else {
+        return Ok(ToolSet::default());
+    };
+    if tools.is_instance_of::<PyString>() {
+        return Err(PyTypeError::new_err(
+            "tools: give a list of tool names, such as [\"bash\", \"str_replace_based_edit_tool\"]",
+        ));
+    }
+    let mut set = ToolSet {
+        bash: false,
+        text_editor: false,
+        code_execution: false,
+    };
+    for name in tools.try_iter()? {
+        let name: String = name?.extract()?;
+        match name.as_str() {
+            "bash" => set.bash = true,
+            "str_replace_based_edit_tool" | "text_editor" | "text-editor" => set.text_editor = true,
+            "code_execution"
+            | "code-execution"
+            | "bash_code_execution"
+            | "text_editor_code_execution" => set.code_execution = true,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "tools: unknown tool {other:?}; the tools are \"bash\", \
+                     \"str_replace_based_edit_tool\" and \"code_execution\" \
+                     (bash_code_execution and text_editor_code_execution)"
+                )))
+            }
+        }
+    }
+    if !(set.bash || set.text_editor || set.code_execution) {
+        return Err(PyValueError::new_err("tools: name at least one tool"));
+    }
+    Ok(set)
+}
+
+/// The sandbox launcher: `launcher`, else `$SHELLGATE_POLICY_CHECK`, else the `policy-check`
+/// binary shipped in the wheel (`shellgate/bin/policy-check`).
+fn find_launcher(py: Python<'_>, launcher: Option<PathBuf>) -> PyResult<Option<PathBuf>> {
+    if let Some(l) = launcher {
+        if !l.is_file() {
+            return Err(PyValueError::new_err(format!(
+                "launcher: {}: no such file",
+                l.display()
+            )));
+        }
+        return Ok(Some(l));
+    }
+    if let Some(l) = std::env::var_os("SHELLGATE_POLICY_CHECK").filter(|v| !v.is_empty()) {
+        let l = PathBuf::from(l);
+        if !l.is_file() {
+            return Err(PyValueError::new_err(format!(
+                "$SHELLGATE_POLICY_CHECK: {}: no such file",
+                l.display()
+            )));
+        }
+        return Ok(Some(l));
+    }
+    let package: PathBuf = py.import("shellgate")?.getattr("__file__")?.extract()?;
+    let shipped = package
+        .parent()
+        .map(|d| d.join("bin").join("policy-check"))
+        .filter(|p| p.is_file());
+    Ok(shipped)
+}
+
 /// Checks each bash `tool_use` against a policy, runs what is allowed and answers with the
 /// `tool_result`, exactly as `policy-check serve` does.
 #[pyclass(frozen, module = "shellgate", name = "Guard")]
@@ -535,19 +606,26 @@ struct PyGuard {
     /// of deadlocking.
     busy: Mutex<Option<ThreadId>>,
     pending: Arc<Mutex<Option<PyErr>>>,
+    sandboxed: bool,
+    tools: Vec<String>,
 }
 
 #[pymethods]
 impl PyGuard {
     #[new]
-    #[pyo3(signature = (policy, cwd = PathBuf::from("."), timeout = 30.0, executor = None))]
+    #[pyo3(signature = (policy, cwd = PathBuf::from("."), timeout = 30.0, executor = None, *, tools = None, sandbox = None, launcher = None))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         policy: &Bound<'_, PyAny>,
         cwd: PathBuf,
         timeout: f64,
         executor: Option<Py<PyAny>>,
+        tools: Option<&Bound<'_, PyAny>>,
+        sandbox: Option<bool>,
+        launcher: Option<PathBuf>,
     ) -> PyResult<PyGuard> {
+        let tools = tool_set(tools)?;
         let policy = match policy.cast::<PyPolicy>() {
             Ok(p) => p.get().inner.clone(),
             Err(_) => PyPolicy::new(py, policy)?.inner,
@@ -559,12 +637,32 @@ impl PyGuard {
         }
         let timeout = Duration::from_secs_f64(timeout);
         let pending = Arc::new(Mutex::new(None));
+        let mut sandboxed = false;
         let guard = match executor {
-            None => py
-                .detach(|| Guard::reference(policy, &cwd, timeout))
-                .map(|g| AnyGuard::Bash(Box::new(g)))
-                .map_err(|e| PyRuntimeError::new_err(e.to_string()))?,
+            None => {
+                let launcher = match sandbox {
+                    Some(false) => None,
+                    _ => find_launcher(py, launcher)?,
+                };
+                if sandbox == Some(true) && launcher.is_none() {
+                    return Err(PyRuntimeError::new_err(
+                        "sandbox=True: no sandbox launcher: this install ships no policy-check \
+                         binary; pass launcher=PATH or set SHELLGATE_POLICY_CHECK",
+                    ));
+                }
+                sandboxed = launcher.is_some();
+                let mut setup = ReferenceSetup::new(tools);
+                setup.launcher = launcher;
+                py.detach(|| Guard::reference_tools(policy, &cwd, timeout, setup, |_| {}))
+                    .map(|(g, _)| AnyGuard::Bash(Box::new(g)))
+                    .map_err(|e| PyRuntimeError::new_err(e.to_string()))?
+            }
             Some(callable) => {
+                if sandbox == Some(true) {
+                    return Err(PyValueError::new_err(
+                        "sandbox=True applies to the reference bash session, not to an executor",
+                    ));
+                }
                 if !callable.bind(py).is_callable() {
                     return Err(PyTypeError::new_err("executor must be callable"));
                 }
@@ -579,7 +677,9 @@ impl PyGuard {
                 };
                 let ctx = Context::new(&cwd);
                 AnyGuard::Python(Box::new(
-                    Guard::new(policy, ctx, executor).with_filter(filter),
+                    Guard::new(policy, ctx, executor)
+                        .with_filter(filter)
+                        .with_tools(tools),
                 ))
             }
         };
@@ -587,7 +687,21 @@ impl PyGuard {
             state: Mutex::new(GuardState { guard: Some(guard) }),
             busy: Mutex::new(None),
             pending,
+            sandboxed,
+            tools: tools.names().iter().map(|n| n.to_string()).collect(),
         })
+    }
+
+    /// Whether the reference session runs inside the kernel sandbox (under the launcher).
+    #[getter]
+    fn sandboxed(&self) -> bool {
+        self.sandboxed
+    }
+
+    /// The tool names this guard answers.
+    #[getter]
+    fn tools(&self) -> Vec<String> {
+        self.tools.clone()
     }
 
     /// Answer a `tool_use` block (→ its `tool_result` dict), or an assistant message / API
@@ -616,6 +730,12 @@ impl PyGuard {
         let answer = match answer {
             None => return Err(PyRuntimeError::new_err("the Guard is closed")),
             Some(Err(not_a_call)) => return Err(PyValueError::new_err(not_a_call.to_string())),
+            Some(Ok(Answer::Message(m))) if m.content.is_empty() => {
+                return Err(PyValueError::new_err(
+                    "the message has no tool_use block to answer (nothing ran): append no user \
+                     message for it",
+                ))
+            }
             Some(Ok(a)) => a,
         };
         let json = serde_json::to_value(&answer)

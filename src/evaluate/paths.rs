@@ -469,7 +469,7 @@ fn component_matches(pattern: &str, glob: Option<&GlobMatcher>, name: &str) -> b
         return false;
     }
     // An unparsable pattern could match anything.
-    glob.map_or(true, |g| g.is_match(name))
+    glob.is_none_or(|g| g.is_match(name))
 }
 
 /// What a file tool does with a path: `view` reads; `create`, `str_replace` and `insert`

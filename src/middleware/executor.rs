@@ -140,13 +140,28 @@ pub enum ExecError {
     /// cannot capture stderr apart, say).
     #[error("Error: unavailable: {0}")]
     Unavailable(String),
+    /// The session was killed on purpose while the command ran (end of input, a cancelled
+    /// call, the client gone): the command and every process it started were killed.
+    #[error(
+        "Error: the command was stopped ({cause}): it and every process it started were killed"
+    )]
+    Stopped {
+        /// Why, such as `end of input (--at-eof stop)`.
+        cause: &'static str,
+        /// Output captured before it was stopped.
+        output: Vec<u8>,
+        /// Where the executor discarded some of that output while it streamed.
+        gap: Option<Gap>,
+    },
 }
 
 impl ExecError {
     /// Output captured before the failure, if any.
     pub fn output(&self) -> &[u8] {
         match self {
-            ExecError::Timeout { output, .. } | ExecError::SessionExited { output, .. } => output,
+            ExecError::Timeout { output, .. }
+            | ExecError::SessionExited { output, .. }
+            | ExecError::Stopped { output, .. } => output,
             _ => &[],
         }
     }
@@ -154,13 +169,15 @@ impl ExecError {
     /// Where the executor discarded part of [`ExecError::output`] while it streamed.
     pub fn gap(&self) -> Option<&Gap> {
         match self {
-            ExecError::Timeout { gap, .. } | ExecError::SessionExited { gap, .. } => gap.as_ref(),
+            ExecError::Timeout { gap, .. }
+            | ExecError::SessionExited { gap, .. }
+            | ExecError::Stopped { gap, .. } => gap.as_ref(),
             _ => None,
         }
     }
 
     /// A short stable name for the audit log: `timeout`, `session-exited`, `start`, `io`,
-    /// `invalid-command`, `failed`, `unavailable`.
+    /// `invalid-command`, `failed`, `unavailable`, `stopped`.
     pub fn code(&self) -> &'static str {
         match self {
             ExecError::Timeout { .. } => "timeout",
@@ -170,6 +187,7 @@ impl ExecError {
             ExecError::InvalidCommand(_) => "invalid-command",
             ExecError::Failed(_) => "failed",
             ExecError::Unavailable(_) => "unavailable",
+            ExecError::Stopped { .. } => "stopped",
         }
     }
 }

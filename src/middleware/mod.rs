@@ -103,7 +103,7 @@ pub use files::{FileTool, LocalFiles};
 pub use filter::{OutputFilter, PassThrough, RedactThenTruncate};
 pub use guard::{Answer, Call, Guard, NotACall, Outcome};
 pub use outputs::OutputFiles;
-pub use reference::SetupError;
+pub use reference::{ReferenceSetup, SetupError};
 pub use session::{BashSession, Launcher, ResourceLimits, SessionConfig, StreamRedaction};
 pub use shapes::{CodeExecutionResult, EditorCommand, ResultBlock, ToolSet};
 pub use text_editor::EditorLimits;

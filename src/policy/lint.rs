@@ -336,7 +336,7 @@ fn lint_program(rule: &ProgramRule, top: bool, out: &mut Vec<Diagnostic>) {
             .iter()
             .filter(|o| {
                 !rule.deny_options.contains(*o)
-                    && rule.allow_options.as_ref().map_or(true, |a| a.contains(*o))
+                    && rule.allow_options.as_ref().is_none_or(|a| a.contains(*o))
             })
             .collect();
         if usable.is_empty() {

@@ -46,6 +46,31 @@ pub fn kill_all_sessions() {
     }
 }
 
+/// Why a session was killed on purpose, by process group, until the session reads it
+/// ([`take_stop_cause`]): its call then says so instead of "the session exited".
+static STOPPED: Mutex<BTreeMap<i32, &'static str>> = Mutex::new(BTreeMap::new());
+
+/// [`kill_all_sessions`], saying why: the call each session was running answers
+/// [`ExecError::Stopped`](super::ExecError::Stopped) with `cause` (such as `end of input`).
+pub fn stop_all_sessions(cause: &'static str) {
+    {
+        let groups: Vec<i32> = live().keys().copied().collect();
+        let mut stopped = STOPPED.lock().unwrap_or_else(|p| p.into_inner());
+        for g in groups {
+            stopped.insert(g, cause);
+        }
+    }
+    kill_all_sessions();
+}
+
+/// The cause given to [`stop_all_sessions`] for the session of process group `pgid`, once.
+pub(crate) fn take_stop_cause(pgid: i32) -> Option<&'static str> {
+    STOPPED
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .remove(&pgid)
+}
+
 /// Kill every live session and remove its temporary directory and cgroup, for a process
 /// about to exit without running destructors (a signal handler). A cgroup can only be
 /// removed once its processes are gone: this waits up to a second for that.

@@ -1912,7 +1912,7 @@ fn keyword_of(n: Node<'_>, work: &[u8], orig: &[u8], later_stage: bool) -> Optio
     };
     let token_at = |p: usize| -> &[u8] {
         let e = (p..work.len())
-            .find(|&j| work.get(j).map_or(true, |&b| super::guards::is_meta(b)))
+            .find(|&j| work.get(j).is_none_or(|&b| super::guards::is_meta(b)))
             .unwrap_or(work.len());
         work.get(p..e).unwrap_or_default()
     };

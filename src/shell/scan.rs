@@ -183,7 +183,7 @@ fn is_blank(b: u8) -> bool {
 
 /// Whether a byte ends a word for the reserved-word checks.
 fn ends_word(b: Option<u8>) -> bool {
-    b.map_or(true, guards::is_meta)
+    b.is_none_or(guards::is_meta)
 }
 
 impl<'a> Scanner<'a> {

@@ -3,6 +3,8 @@
 //! Exit codes: 0 every command allowed (or the policy's examples pass), 1 a command was denied
 //! or needs approval (or an example failed), 2 a usage error or an unreadable/invalid policy.
 
+#[cfg(feature = "mcp")]
+mod mcp;
 mod sandbox;
 mod serve;
 
@@ -250,12 +252,36 @@ enum Cmd {
         ask_timeout: std::time::Duration,
         #[command(flatten)]
         session: serve::SessionArgs,
-        /// At end of input: `stop` ends a running command at once and answers lines not yet
-        /// run with an error; `finish` answers every line already read first.
-        #[arg(long, value_enum, default_value = "stop")]
+        /// At end of input: `finish` answers every line already read (each under its
+        /// timeout), then exits; `stop` ends a running command at once and answers lines not
+        /// yet run with an error. A closed stdout (the client gone) always kills at once.
+        #[arg(long, value_enum, default_value = "finish")]
         at_eof: serve::AtEof,
         #[command(flatten)]
         tools: serve::ToolArgs,
+    },
+    /// Serve the guarded bash tool and text editor tool to an MCP host over stdio (the host
+    /// starts `policy-check mcp --policy P --cwd DIR`): docs/serve.md.
+    #[cfg(feature = "mcp")]
+    Mcp {
+        #[command(flatten)]
+        policy: PolicyArgs,
+        /// Workspace root and the session's starting directory (default: current directory).
+        /// The client's roots may narrow it, never widen it.
+        #[arg(long)]
+        cwd: Option<PathBuf>,
+        /// Seconds one command may run before the session is killed and restarted.
+        #[arg(long, default_value = "30", value_parser = parse_secs)]
+        timeout: std::time::Duration,
+        /// Append an audit record (JSON lines) for each call to this file.
+        #[arg(long)]
+        audit: Option<PathBuf>,
+        /// Who decides commands the policy marks `ask`: the user, through the client's MCP
+        /// elicitation (refused when the client has none), or nobody (refused).
+        #[arg(long, value_enum, default_value = "elicit")]
+        ask: mcp::McpAsk,
+        #[command(flatten)]
+        session: serve::SessionArgs,
     },
     /// Run a program inside the kernel sandbox (Landlock, limits, its own PID namespace),
     /// with rules from a policy: how serve and run start their shell.
@@ -447,6 +473,26 @@ fn run(cli: Cli) -> Result<u8, CliError> {
                 tools: &tools,
             };
             serve::serve(&policy, &ctx.cwd, timeout, &session, serve)
+        }
+        #[cfg(feature = "mcp")]
+        Cmd::Mcp {
+            policy,
+            cwd,
+            timeout,
+            audit,
+            ask,
+            session,
+        } => {
+            let policy = load(&policy)?;
+            let ctx = context(cwd)?;
+            mcp::mcp(mcp::McpOptions {
+                policy,
+                cwd: ctx.cwd,
+                timeout,
+                session,
+                ask,
+                audit,
+            })
         }
         Cmd::Sandbox(args) => sandbox::launch(args),
         Cmd::Redact {

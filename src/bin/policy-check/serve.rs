@@ -13,9 +13,12 @@
 //! - anything else (malformed JSON, not UTF-8, a blank line, another kind of object) →
 //!   `{"type": "error", "error": {"type": "invalid_request_error", "message": "..."}}`.
 //!
-//! One bash session serves every line. At end of input (by default) a running command is
-//! stopped at once, lines read but not yet run are answered with an error, and the session
-//! is killed with every process it started; `--at-eof finish` answers every line read first.
+//! One bash session serves every line. At end of input (by default) every line already read
+//! is answered, each under its timeout, then the session is killed with every process it
+//! started: `echo LINE | policy-check serve` runs LINE. `--at-eof stop` stops a running
+//! command at once instead and answers lines not yet run with an error. A closed stdout (the
+//! client gone) kills the session and every process it started at once, whatever runs, and
+//! serve exits 2.
 //! SIGTERM, SIGINT and SIGHUP kill the session (every process it started), drop the pending
 //! call (said on stderr) and exit 128+N. Exit status: 0 at end of input, 2 when the session
 //! cannot start or stdout fails.
@@ -39,11 +42,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
-use shellgate::evaluate::SandboxState;
-use shellgate::middleware::sandbox::{self, SandboxSpec};
 use shellgate::middleware::{
-    contain, ApprovalRequest, AuditLog, BashSession, Guard, Launcher, LocalFiles, Outcome,
-    OutputFiles, ToolSet, ToolUse,
+    contain, ApprovalRequest, AuditLog, BashSession, Guard, Outcome, OutputFiles, ReferenceSetup,
+    ToolSet, ToolUse,
 };
 use shellgate::Policy;
 
@@ -62,6 +63,10 @@ pub struct SessionArgs {
     keep_background: bool,
     #[command(flatten)]
     limits: super::sandbox::LimitArgs,
+    /// The workspace roots, when narrower than the working directory (`policy-check mcp`
+    /// narrows them to the client's roots); empty: the working directory.
+    #[arg(skip)]
+    pub(crate) workspace: Vec<std::path::PathBuf>,
 }
 
 /// Which tool shapes `serve` answers, and their limits.
@@ -71,18 +76,18 @@ pub struct ToolArgs {
     /// (`str_replace_based_edit_tool`), `code-execution` (`bash_code_execution` and
     /// `text_editor_code_execution`). Calls of others get an error result.
     #[arg(long, default_value = "bash", value_parser = ToolSet::parse)]
-    tools: ToolSet,
+    pub(crate) tools: ToolSet,
     /// Answer at most N calls in any 60 seconds; others get `too_many_requests` (code
     /// execution) or an `is_error` result.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    max_calls_per_minute: Option<u32>,
+    pub(crate) max_calls_per_minute: Option<u32>,
     /// Where code execution calls get their `$OUTPUT_DIR` and where their files are kept
     /// (`files/FILE_ID/NAME`; kept after exit). Default: a temporary directory removed at exit.
     #[arg(long, value_name = "DIR")]
-    outputs: Option<std::path::PathBuf>,
+    pub(crate) outputs: Option<std::path::PathBuf>,
     /// Largest `$OUTPUT_DIR` file returned; a larger one answers `output_file_too_large`.
     #[arg(long, value_name = "BYTES", default_value = "33554432")]
-    max_output_file_bytes: u64,
+    pub(crate) max_output_file_bytes: u64,
 }
 
 /// What `serve` adds to the session options.
@@ -100,10 +105,54 @@ pub struct ServeOptions<'a> {
 /// What `serve` does at end of input.
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum AtEof {
+    /// Answer every line already read (each under its timeout), then exit.
+    Finish,
     /// Stop a running command at once; lines not yet run get an error answer.
     Stop,
-    /// Answer every line already read, then exit.
-    Finish,
+}
+
+/// Watch stdout on a thread of its own: when the reading end is closed (the client is gone:
+/// a pipe reports POLLERR, a terminal POLLHUP), kill every session at once and exit 2, even
+/// while a command runs and nothing is being written.
+pub(crate) fn watch_stdout(what: &'static str) {
+    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+    use std::os::fd::AsFd;
+    let spawned = std::thread::Builder::new()
+        .name("shellgate-stdout".into())
+        .spawn(move || {
+            let stdout = std::io::stdout();
+            loop {
+                let mut fds = [PollFd::new(stdout.as_fd(), PollFlags::empty())];
+                match poll(&mut fds, PollTimeout::NONE) {
+                    Ok(_) => {
+                        let gone = fds[0].revents().is_some_and(|r| {
+                            r.intersects(PollFlags::POLLERR | PollFlags::POLLHUP | PollFlags::POLLNVAL)
+                        });
+                        if gone {
+                            break;
+                        }
+                    }
+                    Err(nix::errno::Errno::EINTR) => continue,
+                    // Cannot watch: the failed write will say it instead.
+                    Err(_) => return,
+                }
+            }
+            STOPPING.store(true, Ordering::SeqCst);
+            contain::stop_all_sessions("the client closed stdout");
+            contain::end_all_sessions();
+            if let Ok(dir) = TEMP_OUTPUTS.lock() {
+                if let Some(d) = dir.as_ref() {
+                    let _ = std::fs::remove_dir_all(d);
+                }
+            }
+            eprintln!(
+                "policy-check {what}: stdout was closed (the client is gone): the bash session and every process it started were killed"
+            );
+            std::process::exit(2);
+        });
+    if let Err(e) = spawned {
+        eprintln!("policy-check {what}: cannot watch stdout: {e}");
+    }
 }
 
 /// serve's temporary outputs directory (no `--outputs`), removed by the signal handler too.
@@ -121,7 +170,7 @@ fn unless_stopping() {
 }
 
 /// Kill every session and exit on SIGTERM, SIGINT or SIGHUP.
-fn handle_signals(what: &'static str) -> Result<(), CliError> {
+pub(crate) fn handle_signals(what: &'static str) -> Result<(), CliError> {
     contain::on_termination_signals(move |sig| {
         STOPPING.store(true, Ordering::SeqCst);
         contain::end_all_sessions();
@@ -144,56 +193,37 @@ fn guard(
     timeout: Duration,
     args: &SessionArgs,
 ) -> Result<Guard<BashSession>, CliError> {
-    guard_with(policy, cwd, timeout, args, None).map(|(g, _)| g)
+    let tools = ToolArgs {
+        tools: ToolSet::default(),
+        max_calls_per_minute: None,
+        outputs: None,
+        max_output_file_bytes: 32 << 20,
+    };
+    tool_guard(policy, cwd, timeout, args, &tools)
 }
 
-/// The guard, with the sandbox spec it runs under (when it does), and `calls_dir` (the
-/// code execution calls' `$OUTPUT_DIR`s) among the sandbox's writable roots, also what
-/// `{output_dir}` stands for in the spec.
-fn guard_with(
-    policy: &Policy,
-    cwd: &Path,
-    timeout: Duration,
-    args: &SessionArgs,
-    calls_dir: Option<&Path>,
-) -> Result<(Guard<BashSession>, Option<SandboxSpec>), CliError> {
-    let mut used = None;
-    let guard = Guard::reference_with(policy.clone(), cwd, timeout, |config, ctx| {
-        let mut config = config.keep_background(args.keep_background);
-        if args.no_sandbox {
-            ctx.sandbox = SandboxState::Off;
-        } else {
-            sandbox::bwrap_required(policy).map_err(|e| e.to_string())?;
-            ctx.sandbox = sandbox::state_for(policy);
-            ctx.output_dir = calls_dir.map(Path::to_path_buf);
-            let mut spec = SandboxSpec::from_policy(policy, ctx);
-            ctx.output_dir = None;
-            if let Some(dir) = calls_dir {
-                spec.write.push(dir.to_path_buf());
-            }
-            spec.landlock = ctx.sandbox == SandboxState::Enforced;
-            args.limits.apply(&mut spec);
-            let program =
-                std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
-            used = Some(spec.clone());
-            config = config.launcher(Launcher { program, spec });
-        }
-        Ok(config)
-    })
-    .map_err(|e| e.to_string())?;
-    Ok((guard, used))
-}
-
-/// serve's guard with the tool shapes of `tools`: the file tool confined by Landlock like the
-/// session when the sandbox enforces, code execution's files under `--outputs`.
-fn tool_guard(
+/// serve's guard with the tool shapes of `tools` ([`Guard::reference_tools`], which the
+/// Python package uses too): the session under this program's `sandbox` subcommand unless
+/// `--no-sandbox`, code execution's files under `--outputs`.
+pub(crate) fn tool_guard(
     policy: &Policy,
     cwd: &Path,
     timeout: Duration,
     args: &SessionArgs,
     tools: &ToolArgs,
 ) -> Result<Guard<BashSession>, CliError> {
-    let outputs = if tools.tools.code_execution {
+    let mut setup = ReferenceSetup::new(tools.tools);
+    setup.keep_background = args.keep_background;
+    setup.workspace = args.workspace.clone();
+    setup.max_output_file_bytes = Some(tools.max_output_file_bytes);
+    if !args.no_sandbox {
+        // No bubblewrap, no jail: refuse to start rather than run unconfined.
+        shellgate::sandbox::bwrap_required(policy).map_err(|e| e.to_string())?;
+        let program =
+            std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
+        setup.launcher = Some(program);
+    }
+    if tools.tools.code_execution {
         let o = match &tools.outputs {
             Some(dir) => OutputFiles::new(dir),
             None => OutputFiles::temporary().inspect(|o| {
@@ -202,23 +232,13 @@ fn tool_guard(
                 }
             }),
         };
-        Some(o.map_err(|e| format!("cannot make the code execution outputs directory: {e}"))?)
-    } else {
-        None
-    };
-    let calls = outputs.as_ref().map(OutputFiles::calls_dir);
-    let (mut guard, spec) = guard_with(policy, cwd, timeout, args, calls.as_deref())?;
-    guard = guard.with_tools(tools.tools);
-    if tools.tools.text_editor || tools.tools.code_execution {
-        if let Some(spec) = spec.filter(|s| s.landlock) {
-            let files = LocalFiles::confined(&spec)
-                .map_err(|e| format!("cannot confine the file tool: {e}"))?;
-            guard = guard.with_files(files);
-        }
+        setup.outputs =
+            Some(o.map_err(|e| format!("cannot make the code execution outputs directory: {e}"))?);
     }
-    if let Some(o) = outputs {
-        guard = guard.with_output_files(o, tools.max_output_file_bytes);
-    }
+    let (mut guard, _) = Guard::reference_tools(policy.clone(), cwd, timeout, setup, |spec| {
+        args.limits.apply(spec)
+    })
+    .map_err(|e| e.to_string())?;
     if let Some(n) = tools.max_calls_per_minute {
         guard = guard.with_rate_limit(n);
     }
@@ -241,6 +261,7 @@ pub fn serve(
         tools,
     } = serve;
     handle_signals("serve")?;
+    watch_stdout("serve");
     let mut guard = tool_guard(policy, cwd, timeout, args, tools)?;
     if let Some(path) = audit {
         guard = guard.with_audit(AuditLog::open(path).map_err(|e| e.to_string())?);
@@ -256,7 +277,7 @@ pub fn serve(
         Lines::stdin(move || {
             eof.store(true, Ordering::SeqCst);
             if at_eof == AtEof::Stop && busy.load(Ordering::SeqCst) {
-                contain::kill_all_sessions();
+                contain::stop_all_sessions("end of input, with --at-eof stop");
             }
         })
     };

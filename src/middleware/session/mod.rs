@@ -246,7 +246,7 @@ impl BashSession {
         };
         match outcome {
             Wait::Done { status, cwd } => {
-                let err_complete = err.as_ref().map_or(true, |e| e.done);
+                let err_complete = err.as_ref().is_none_or(|e| e.done);
                 if !self.config.keep_background {
                     shell.kill_descendants();
                 }
@@ -280,8 +280,16 @@ impl BashSession {
                 })
             }
             Wait::Exited => {
+                let pgid = self.shell.as_ref().map(|s| s.child.id());
                 let status = self.shell.as_mut().and_then(Shell::exit_status);
                 let (output, gap) = out.scanner.into_output();
+                let stopped = pgid
+                    .and_then(|p| i32::try_from(p).ok())
+                    .and_then(super::contain::take_stop_cause);
+                if let Some(cause) = stopped {
+                    let _ = self.start();
+                    return Err(ExecError::Stopped { cause, output, gap });
+                }
                 // If the new session cannot start, the next call tries again and says why.
                 let _ = self.start();
                 Err(ExecError::SessionExited {

@@ -270,7 +270,7 @@ impl Shell {
         let mut grace: Option<Instant> = None;
         loop {
             if out.done {
-                let err_done = err.as_ref().map_or(true, |e| e.done);
+                let err_done = err.as_ref().is_none_or(|e| e.done);
                 let until = *grace.get_or_insert_with(|| deadline.min(Instant::now() + ERR_GRACE));
                 if err_done || Instant::now() >= until {
                     let (status, cwd) = out.status.take().unwrap_or((-1, None));
