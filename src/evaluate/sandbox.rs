@@ -63,12 +63,34 @@ impl<'a> Eval<'a> {
             // Both refuse: the sandbox rule's reasons say what it would allow (a missing
             // option, a path), so they are kept too; "not an allowed program" is dropped, as
             // the program is allowed, under the sandbox.
+            // After this, `self.reasons[start..]` are the ordinary rules' reasons and
+            // `sandboxed.kept` the sandbox-only rule's.
             let sandboxed = self.restore(ordinary);
             let start = before.reasons.min(self.reasons.len());
-            let not_listed = ReasonCode::ProgramNotAllowed.as_str();
-            if self.reasons[start..].iter().any(|r| r.code == not_listed) {
-                self.reasons.truncate(start);
+            let ordinary = &self.reasons[start..];
+            // The ordinary rules refuse only for want of the sandbox (`python3 -m pytest`:
+            // pytest runs workspace code): that is the whole reason, and the script-runner
+            // rule's view of `-m` is beside the point.
+            let only_sandbox = !ordinary.is_empty()
+                && ordinary.iter().all(|r| {
+                    r.code == ReasonCode::SandboxRequired.as_str()
+                        || r.code == ReasonCode::SandboxUnavailable.as_str()
+                });
+            if only_sandbox {
+                return true;
             }
+            // "Not an allowed program" about this very program is dropped, as the program is
+            // allowed, under the sandbox; the ordinary rules' other reasons stay (`sh -c
+            // 'printenv'` is still an environment dump).
+            let not_listed = ReasonCode::ProgramNotAllowed.as_str();
+            let this = words[0].span;
+            let rest: Vec<_> = self
+                .reasons
+                .split_off(start)
+                .into_iter()
+                .filter(|r| !(r.code == not_listed && r.span == this))
+                .collect();
+            self.reasons.extend(rest);
             self.reasons.extend(sandboxed.kept);
             return true;
         }

@@ -415,7 +415,13 @@ fn protect_in(
             out.push(parent.join(name));
             found = true;
         }
-        if let (false, Some(h)) = (found, holders.as_deref_mut()) {
+        // Only hidden configuration (`.npmrc`, `.cargo/`, `.claude/`, `.git/hooks`) and the
+        // policy itself get a placeholder: an empty `Makefile`, `Cargo.toml`, `build.rs` or
+        // `package.json` would change what the build tools do (make would find no targets,
+        // cargo an empty build script), and those files are protected by the policy layer
+        // and kept by the snapshots of every call.
+        let holder_ok = rest.starts_with('.') || rest.starts_with("shellgate");
+        if let (false, true, Some(h)) = (found, holder_ok, holders.as_deref_mut()) {
             let literal: String = name.chars().filter(|c| !matches!(c, '*' | '?')).collect();
             if exists(&parent) {
                 h.push(Placeholder {
