@@ -8,6 +8,7 @@
 //! 3  evaluate                  IR + Policy + Context → Decision
 //! 4  load                      the public loaders: validate, then run the policy's examples
 //! 5  report                    human, JSON and SARIF renderings of decisions
+//! 5  snapshot                  per-call workspace snapshots, history, undo
 //! 6  middleware                Guard, executors, sessions, sandbox launcher
 //! ```
 //!
@@ -29,6 +30,7 @@ const LAYERS: &[(&str, usize)] = &[
     ("evaluate", 3),
     ("load", 4),
     ("report", 5),
+    ("snapshot", 5),
     ("middleware", 6),
 ];
 

@@ -48,6 +48,7 @@ mod layers;
 pub mod middleware;
 pub mod redact;
 pub mod shell;
+pub mod snapshot;
 pub mod truncate;
 
 // The layers the binary (`policy-check`), the Python package and the tests reach into. They are

@@ -16,6 +16,7 @@ mod load;
 pub(crate) mod raw;
 pub mod sandbox;
 pub mod schema;
+pub mod snapshots;
 
 use std::fmt;
 use std::path::PathBuf;
