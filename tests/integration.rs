@@ -51,3 +51,5 @@ mod cmd;
 mod integrations;
 // Every hook of `.pre-commit-hooks.yaml` runs as pre-commit runs it.
 mod precommit;
+// Snapshots and undo: destructive calls through serve, undone exactly.
+mod undo;

@@ -107,6 +107,18 @@ impl<E: Executor> Guard<E> {
         rec.verdict = Some(decision.verdict);
         rec.reasons = decision.reasons.iter().map(|r| r.code).collect();
         let refusal = self.approval(id, &command, &decision, rec);
+        let refusal = match refusal {
+            None if crate::snapshot::may_write(&command) => {
+                let shown = rec.command.clone();
+                self.snapshot_before(id, "bash_code_execution", shown.as_deref())
+                    .err()
+                    .map(|(code, text)| {
+                        rec.error = Some(code);
+                        text
+                    })
+            }
+            other => other,
+        };
         let ran = match refusal {
             Some(text) => Err(text),
             None => Ok(self.executor.run_code(&command, &dir)),

@@ -92,6 +92,7 @@ mod executor;
 mod filter;
 mod guard;
 mod reference;
+mod snapshots;
 mod text_editor;
 mod tool_calls;
 
@@ -105,5 +106,6 @@ pub use guard::{Answer, Call, Guard, NotACall, Outcome};
 pub use outputs::OutputFiles;
 pub use reference::SetupError;
 pub use session::{BashSession, Launcher, ResourceLimits, SessionConfig, StreamRedaction};
+pub use snapshots::{Snapshotter, WriteCall};
 pub use shapes::{CodeExecutionResult, EditorCommand, ResultBlock, ToolSet};
 pub use text_editor::EditorLimits;

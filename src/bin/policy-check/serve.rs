@@ -180,6 +180,7 @@ fn guard_with(
         Ok(config)
     })
     .map_err(|e| e.to_string())?;
+    let guard = crate::undo::with_snapshots(guard, policy, cwd)?;
     Ok((guard, used))
 }
 
