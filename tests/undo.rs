@@ -24,7 +24,11 @@ fn git(ws: &Path, args: &[&str]) -> String {
         .env("GIT_COMMITTER_DATE", "2024-01-01T00:00:00Z")
         .output()
         .unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
@@ -42,13 +46,22 @@ fn tree(root: &Path) -> Vec<String> {
             let m = std::fs::symlink_metadata(&p).unwrap();
             let mode = m.permissions().mode() & 0o7777;
             if m.file_type().is_symlink() {
-                out.push(format!("{} -> {}", r.display(), std::fs::read_link(&p).unwrap().display()));
+                out.push(format!(
+                    "{} -> {}",
+                    r.display(),
+                    std::fs::read_link(&p).unwrap().display()
+                ));
             } else if m.is_dir() {
                 out.push(format!("{}/ {mode:o}", r.display()));
                 walk(root, &r, out);
             } else {
                 let h = blake3::hash(&std::fs::read(&p).unwrap());
-                out.push(format!("{} {mode:o} {} {}", r.display(), m.size(), h.to_hex()));
+                out.push(format!(
+                    "{} {mode:o} {} {}",
+                    r.display(),
+                    m.size(),
+                    h.to_hex()
+                ));
             }
         }
     }
@@ -60,7 +73,15 @@ fn tree(root: &Path) -> Vec<String> {
 /// What git says about the repository.
 fn repo(ws: &Path) -> Vec<String> {
     vec![
-        git(ws, &["status", "--porcelain=v1", "--untracked-files=all", "--ignored"]),
+        git(
+            ws,
+            &[
+                "status",
+                "--porcelain=v1",
+                "--untracked-files=all",
+                "--ignored",
+            ],
+        ),
         git(ws, &["log", "--all", "--format=%H %s %D"]),
         git(ws, &["stash", "list", "--format=%H %gs"]),
         git(ws, &["branch", "-a", "-v"]),
@@ -112,7 +133,16 @@ fn setup() -> (tempfile::TempDir, PathBuf, PathBuf) {
 /// Serve `commands` (ids c1, c2, ...) with approvals granted; every answer, in order.
 fn serve(state: &Path, ws: &Path, first: usize, commands: &[&str]) -> Vec<Value> {
     let mut child = bin(state)
-        .args(["serve", "--policy", "developer", "--ask", "allow", "--at-eof", "finish", "--cwd"])
+        .args([
+            "serve",
+            "--policy",
+            "developer",
+            "--ask",
+            "allow",
+            "--at-eof",
+            "finish",
+            "--cwd",
+        ])
         .arg(ws)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -125,9 +155,19 @@ fn serve(state: &Path, ws: &Path, first: usize, commands: &[&str]) -> Vec<Value>
                           "input": {"command": c}});
         input.push_str(&format!("{call}\n"));
     }
-    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
     let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -179,7 +219,11 @@ fn undo_to_the_first_call_gives_back_the_exact_workspace_and_one_undo_only_the_l
     // Sandboxed workspace code that deletes everything, `.git` included.
     let wipe = serve(&state_dir, &ws, 11, &["python3 wipe.py"]);
     assert_eq!(wipe[0]["is_error"], false, "{}", wipe[0]);
-    assert_eq!(std::fs::read_dir(&ws).unwrap().count(), 0, "the script deleted everything");
+    assert_eq!(
+        std::fs::read_dir(&ws).unwrap().count(),
+        0,
+        "the script deleted everything"
+    );
 
     // One undo reverts only the last call.
     let (code, out, err) = undo(&state_dir, &ws, None);
@@ -217,7 +261,10 @@ fn undo_to_the_first_call_gives_back_the_exact_workspace_and_one_undo_only_the_l
     assert_eq!(items.len(), 14, "11 calls and 3 undos");
     assert_eq!(items[2]["command"], ": > notes.txt");
     assert_eq!(items[2]["changes"]["changed"], json!(["notes.txt"]));
-    assert_eq!(items[5]["changes"]["removed"], json!(["src", "src/untracked.rs"]));
+    assert_eq!(
+        items[5]["changes"]["removed"],
+        json!(["src", "src/untracked.rs"])
+    );
     let first_undo = items[11]["id"].as_str().unwrap();
     assert_eq!(first_undo, "undo-12");
     let (code, out, err) = undo(&state_dir, &ws, Some(first_undo));
@@ -250,13 +297,20 @@ fn undo_refuses_while_serve_holds_the_workspace_and_history_redacts() {
     assert!(err.contains("a session is using this workspace"), "{err}");
     drop(stdin);
     child.wait().unwrap();
-    let history = bin(&state_dir).args(["history", "--cwd"]).arg(&ws).output().unwrap();
+    let history = bin(&state_dir)
+        .args(["history", "--cwd"])
+        .arg(&ws)
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&history.stdout);
     assert!(text.contains("s1") && text.contains("~notes.txt"), "{text}");
     assert!(!text.contains(secret), "{text}");
     let (code, out, err) = undo(&state_dir, &ws, None);
     assert_eq!(code, 0, "{out}{err}");
-    assert_eq!(std::fs::read_to_string(ws.join("notes.txt")).unwrap(), "my notes\n");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("notes.txt")).unwrap(),
+        "my notes\n"
+    );
 }
 
 #[test]
@@ -264,7 +318,11 @@ fn a_read_only_call_takes_no_snapshot_and_a_failing_store_refuses_the_call() {
     let (_dir, ws, state_dir) = setup();
     let answers = serve(&state_dir, &ws, 1, &["ls", "cat a.txt | wc -l"]);
     assert!(answers.iter().all(|a| a["is_error"] == false));
-    let history = bin(&state_dir).args(["history", "--cwd"]).arg(&ws).output().unwrap();
+    let history = bin(&state_dir)
+        .args(["history", "--cwd"])
+        .arg(&ws)
+        .output()
+        .unwrap();
     assert!(String::from_utf8_lossy(&history.stdout).contains("no snapshots"));
     // A store that cannot be written: serve does not start rather than run unprotected.
     let blocked = ws.parent().unwrap().join("blocked");
@@ -277,4 +335,87 @@ fn a_read_only_call_takes_no_snapshot_and_a_failing_store_refuses_the_call() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot keep workspace snapshots"));
+}
+
+fn hook(state: &Path, ws: &Path, payload: Value) -> (i32, String, String) {
+    let mut child = bin(state)
+        .args([
+            "hook",
+            "claude-code",
+            "--policy",
+            "developer",
+            "--workspace",
+        ])
+        .arg(ws)
+        .env_remove("CLAUDE_PROJECT_DIR")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(payload.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn the_pre_tool_use_hook_snapshots_before_it_allows_a_write() {
+    let (_dir, ws, state_dir) = setup();
+    let before = state(&ws);
+    let payload = |id: &str, tool: &str, input: Value| {
+        json!({"hook_event_name": "PreToolUse", "tool_name": tool, "tool_use_id": id,
+               "cwd": ws, "tool_input": input})
+    };
+    // A read: allowed, no snapshot.
+    let (code, out, err) = hook(
+        &state_dir,
+        &ws,
+        payload("h0", "Bash", json!({"command": "ls"})),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("\"allow\""), "{out}");
+    // A write: allowed after a snapshot; the agent then runs it.
+    let (code, out, err) = hook(
+        &state_dir,
+        &ws,
+        payload("h1", "Bash", json!({"command": "rm -rf src"})),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("\"allow\""), "{out}");
+    std::fs::remove_dir_all(ws.join("src")).unwrap();
+    // The agent's own file tool: no opinion, a snapshot all the same.
+    let (code, out, err) = hook(
+        &state_dir,
+        &ws,
+        payload(
+            "h2",
+            "Write",
+            json!({"file_path": ws.join("notes.txt"), "content": ""}),
+        ),
+    );
+    assert_eq!((code, out.as_str()), (0, ""), "{err}");
+    std::fs::write(ws.join("notes.txt"), "").unwrap();
+    let history = bin(&state_dir)
+        .args(["history", "--cwd"])
+        .arg(&ws)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&history.stdout);
+    assert!(
+        text.contains("h1 [hook:Bash] rm -rf src") && text.contains("h2 [hook:Write]"),
+        "{text}"
+    );
+    assert!(!text.contains("h0"), "{text}");
+    let (code, out, err) = undo(&state_dir, &ws, Some("h1"));
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(state(&ws), before);
 }

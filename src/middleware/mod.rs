@@ -106,6 +106,6 @@ pub use guard::{Answer, Call, Guard, NotACall, Outcome};
 pub use outputs::OutputFiles;
 pub use reference::SetupError;
 pub use session::{BashSession, Launcher, ResourceLimits, SessionConfig, StreamRedaction};
-pub use snapshots::{Snapshotter, WriteCall};
 pub use shapes::{CodeExecutionResult, EditorCommand, ResultBlock, ToolSet};
+pub use snapshots::{Snapshotter, WriteCall};
 pub use text_editor::EditorLimits;

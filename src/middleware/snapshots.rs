@@ -25,7 +25,8 @@ pub trait Snapshotter: Send {
 
 impl Snapshotter for Snapshots {
     fn before_write(&mut self, call: &WriteCall<'_>) -> Result<(), SnapshotError> {
-        self.before(call.tool_use_id, call.tool, call.command).map(|_| ())
+        self.before(call.tool_use_id, call.tool, call.command)
+            .map(|_| ())
     }
 }
 

@@ -235,7 +235,11 @@ impl<E: Executor> Guard<E> {
         if !matches!(cmd, EditorCommand::View { .. }) {
             let id = rec.tool_use_id.clone();
             let shown = rec.command.clone();
-            let tool = if code { "text_editor_code_execution" } else { "str_replace_based_edit_tool" };
+            let tool = if code {
+                "text_editor_code_execution"
+            } else {
+                "str_replace_based_edit_tool"
+            };
             if let Err((c, text)) = self.snapshot_before(&id, tool, shown.as_deref()) {
                 rec.error = Some(c);
                 return Err(EditError {

@@ -150,7 +150,10 @@ fn decide(opts: &HookOptions<'_>, input: &[u8]) -> Result<Option<Value>, Block> 
         .and_then(Value::as_str)
         .ok_or_else(|| Block("the hook input has no \"tool_name\" string".into()))?;
     if tool != opts.agent.shell_tool() {
-        // Not a shell command: no opinion.
+        // Not a shell command: no opinion, but a snapshot first when it edits files.
+        if FILE_WRITE_TOOLS.contains(&tool) {
+            snapshot_for_hook(opts, obj, tool, None)?;
+        }
         return Ok(None);
     }
     let tool_input = obj
@@ -200,6 +203,14 @@ fn decide(opts: &HookOptions<'_>, input: &[u8]) -> Result<Option<Value>, Block> 
         }
     }
     let decision = policy.evaluate(&ctx, command);
+    // A call that may run (allowed, or asked and then approved by the person) and may write
+    // is snapshotted before the agent runs it; a snapshot that fails blocks it.
+    if decision.verdict != Verdict::Deny
+        && policy.snapshots.enabled
+        && shellgate::snapshot::may_write(command)
+    {
+        take_snapshot(&policy, &workspace, obj, tool, Some(command))?;
+    }
     let reason = match (decision.verdict, opts.agent) {
         (Verdict::Allow, _) => format!("shellgate: allowed by the policy `{}`", policy.name),
         // Claude Code shows an ask's reason in the prompt to the person who is to approve.
@@ -226,6 +237,81 @@ fn decide(opts: &HookOptions<'_>, input: &[u8]) -> Result<Option<Value>, Block> 
         }
         (Agent::Gemini, Verdict::Deny) => Some(json!({ "decision": "deny", "reason": reason })),
     })
+}
+
+/// The file tools of the agents that write (Claude Code's, Gemini CLI's): snapshotted before
+/// they run, so `policy-check undo` reverts them too.
+const FILE_WRITE_TOOLS: &[&str] = &[
+    "Write",
+    "Edit",
+    "MultiEdit",
+    "NotebookEdit",
+    "write_file",
+    "replace",
+];
+
+/// The snapshot before a file tool's call: the policy and workspace as for a shell call.
+fn snapshot_for_hook(
+    opts: &HookOptions<'_>,
+    obj: &serde_json::Map<String, Value>,
+    tool: &str,
+    command: Option<&str>,
+) -> Result<(), Block> {
+    let Some(cwd) = obj
+        .get("cwd")
+        .and_then(Value::as_str)
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+    else {
+        return Err(Block(
+            "the hook input has no absolute \"cwd\": the workspace to snapshot is unknown".into(),
+        ));
+    };
+    let workspace = match &opts.workspace {
+        Some(w) => w.clone(),
+        None => project_dir(opts.agent, &cwd, |k| std::env::var_os(k)).0,
+    };
+    let policy = Policy::from_name_or_file(&policy_path(opts.policy, &workspace))
+        .map_err(|e| Block(format!("cannot load the policy: {e}")))?;
+    if !policy.snapshots.enabled {
+        return Ok(());
+    }
+    take_snapshot(&policy, &workspace, obj, tool, command)
+}
+
+/// A snapshot of `workspace` named after the payload's `tool_use_id` (when the agent sends
+/// one) or the time.
+fn take_snapshot(
+    policy: &Policy,
+    workspace: &Path,
+    obj: &serde_json::Map<String, Value>,
+    tool: &str,
+    command: Option<&str>,
+) -> Result<(), Block> {
+    let id = obj
+        .get("tool_use_id")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .unwrap_or_else(|| {
+            let t = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_millis())
+                .unwrap_or(0);
+            format!("hook-{t}")
+        });
+    let shown = obj
+        .get("tool_input")
+        .and_then(|i| i.get("file_path").or_else(|| i.get("notebook_path")))
+        .and_then(Value::as_str);
+    shellgate::snapshot::Snapshots::open(workspace, &policy.snapshots)
+        .and_then(|mut s| s.before(&id, &format!("hook:{tool}"), command.or(shown)))
+        .map(|_| ())
+        .map_err(|e| {
+            Block(format!(
+                "the workspace snapshot that makes this call undoable failed ({}): {e}",
+                e.code()
+            ))
+        })
 }
 
 /// The agent's project directory, the default workspace, and where it was found: the

@@ -312,7 +312,9 @@ fn load(args: &PolicyArgs) -> Result<Policy, CliError> {
 
 /// The policy, for its `[snapshots]` table: without --policy the defaults, said nowhere.
 fn load_quiet(args: &PolicyArgs) -> Result<Policy, CliError> {
-    Ok(Policy::from_name_or_file(args.policy.as_deref().unwrap_or("read-only"))?)
+    Ok(Policy::from_name_or_file(
+        args.policy.as_deref().unwrap_or("read-only"),
+    )?)
 }
 
 fn context(cwd: Option<PathBuf>) -> Result<Context, CliError> {

@@ -126,7 +126,10 @@ pub fn undo(policy: &Policy, cwd: &Path, to: Option<&str>, json: bool) -> Result
     match s.undo(to) {
         Ok(r) => {
             let text = if json {
-                format!("{}\n", serde_json::to_string(&r).map_err(|e| e.to_string())?)
+                format!(
+                    "{}\n",
+                    serde_json::to_string(&r).map_err(|e| e.to_string())?
+                )
             } else {
                 let mut t = format!(
                     "restored the workspace to before #{} {} ({}): {}\n",
@@ -135,7 +138,11 @@ pub fn undo(policy: &Policy, cwd: &Path, to: Option<&str>, json: bool) -> Result
                     r.restored.command.as_deref().unwrap_or(""),
                     summary(&r.changes)
                 );
-                for (sign, list) in [("created", &r.changes.added), ("rewrote", &r.changes.changed), ("removed", &r.changes.removed)] {
+                for (sign, list) in [
+                    ("created", &r.changes.added),
+                    ("rewrote", &r.changes.changed),
+                    ("removed", &r.changes.removed),
+                ] {
                     for p in list {
                         t.push_str(&format!("  {sign} {p}\n"));
                     }
@@ -146,7 +153,10 @@ pub fn undo(policy: &Policy, cwd: &Path, to: Option<&str>, json: bool) -> Result
                         r.not_covered.join(", ")
                     ));
                 }
-                t.push_str(&format!("to undo this undo: policy-check undo --to {}\n", r.undo_id));
+                t.push_str(&format!(
+                    "to undo this undo: policy-check undo --to {}\n",
+                    r.undo_id
+                ));
                 t
             };
             std::io::stdout()
