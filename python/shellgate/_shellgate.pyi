@@ -116,12 +116,21 @@ class Guard:
         cwd: StrPath = ".",
         timeout: float = 30.0,
         executor: Optional[Executor] = None,
+        snapshots: bool = False,
     ) -> None: ...
     def handle(self, obj: Any) -> dict[str, Any]:
         """A ``tool_use`` block gives its ``tool_result`` dict; an assistant message, an API
         response (a dict with a ``content`` list, an object with ``.model_dump()`` or a
         ``content`` attribute) gives the user message dict answering each ``tool_use``.
         Anything else raises ValueError."""
+    def history(self) -> list[dict[str, Any]]:
+        """With ``snapshots=True``: every snapshot of the workspace, oldest first (``seq``,
+        ``id``, ``kind``, ``time``, ``tool``, ``command`` redacted, and ``changes`` with the
+        ``added``, ``changed`` and ``removed`` paths of that call)."""
+    def undo(self, to: Optional[str] = None) -> dict[str, Any]:
+        """With ``snapshots=True``: restore the workspace to before the latest call that
+        changed it (repeat to walk back), or to before the call with tool_use id ``to``.
+        Returns what was restored; ``to=report["undo_id"]`` undoes the undo."""
     @property
     def cwd(self) -> str: ...
     @property

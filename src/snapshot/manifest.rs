@@ -70,7 +70,9 @@ impl Node {
 /// Every path of a workspace at one moment.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub(crate) struct Manifest {
-    /// When the scan started (ns since the epoch).
+    /// When the scan started (ns since the epoch). Not stored (so that manifests of one
+    /// state are one file): the entry's `time` is.
+    #[serde(skip)]
     pub taken: i64,
     /// Paths relative to the workspace root ([`encode`]d), sorted.
     pub paths: BTreeMap<String, Node>,
@@ -237,7 +239,8 @@ fn file_node(
             && *pc == ctime
             && *ino == meta.ino()
             && taken - mtime >= RACY_NS;
-        if unchanged && objects.is_none_or(|o| o.has(hash)) {
+        // The cache is the newest entry's manifest, whose objects pruning never removes.
+        if unchanged {
             return Ok(Node::File {
                 hash: hash.clone(),
                 size: *size,

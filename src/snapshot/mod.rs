@@ -144,7 +144,7 @@ pub struct Entry {
     pub id: String,
     /// A call or an undo.
     pub kind: Kind,
-    /// When it was taken (ns since the epoch).
+    /// When its scan started (ns since the epoch).
     pub time: i64,
     /// The tool (`bash`, `str_replace_based_edit_tool`, `hook`, ...).
     pub tool: String,
@@ -358,7 +358,8 @@ impl Snapshots {
         {
             return Ok(self.last.as_ref().map(|(_, m)| m.clone()));
         }
-        let m = self.manifest(&newest.manifest)?;
+        let mut m = self.manifest(&newest.manifest)?;
+        m.taken = newest.time;
         self.last = Some((newest.manifest.clone(), m.clone()));
         Ok(Some(m))
     }
@@ -390,6 +391,7 @@ impl Snapshots {
         restored: Option<u64>,
     ) -> Result<Taken, SnapshotError> {
         let (manifest, stats) = self.scan_stored(entries)?;
+        let time = manifest.taken;
         let hash = self.commit_manifest(manifest, &stats)?;
         let seq = entries.last().map_or(1, |e| e.seq + 1);
         let not_covered = self.last.as_ref().map_or_else(Vec::new, |(_, m)| {
@@ -407,7 +409,7 @@ impl Snapshots {
                 id.to_string()
             },
             kind,
-            time: manifest::now_ns(),
+            time,
             tool: tool.to_string(),
             command: command.map(|c| {
                 String::from_utf8_lossy(&crate::redact::redact(c.as_bytes())).into_owned()
@@ -576,8 +578,39 @@ impl Snapshots {
     /// holds the workspace. Takes a snapshot first, so the undo can be undone.
     pub fn undo(&mut self, to: Option<&str>) -> Result<UndoReport, SnapshotError> {
         let path = self.store.join("session.lock");
-        let _exclusive = Flock::lock(lock_file(&path)?, FlockArg::LockExclusiveNonblock)
-            .map_err(|_| SnapshotError::Busy { lock: path.clone() })?;
+        // A handle that holds the workspace as a session (the application undoing between
+        // its own calls) trades its shared lock for the exclusive one, and back after.
+        let held = self.session.take();
+        let was_held = held.is_some();
+        let file = match held {
+            Some(lock) => lock
+                .unlock()
+                .map_err(|(_, e)| SnapshotError::io("unlock", &path, e.into()))?,
+            None => lock_file(&path)?,
+        };
+        let exclusive = match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+            Ok(l) => l,
+            Err((file, _)) => {
+                if was_held {
+                    self.session = Flock::lock(file, FlockArg::LockShared).ok();
+                }
+                return Err(SnapshotError::Busy { lock: path });
+            }
+        };
+        let result = self.undo_locked(to);
+        if was_held {
+            let file = exclusive
+                .unlock()
+                .map_err(|(_, e)| SnapshotError::io("unlock", &path, e.into()))?;
+            self.session = Some(
+                Flock::lock(file, FlockArg::LockShared)
+                    .map_err(|(_, e)| SnapshotError::io("lock", &path, e.into()))?,
+            );
+        }
+        result
+    }
+
+    fn undo_locked(&mut self, to: Option<&str>) -> Result<UndoReport, SnapshotError> {
         let _lock = self.store_lock()?;
         let entries = self.entries()?;
         let (current, stats) = self.scan_stored(&entries)?;
@@ -595,6 +628,7 @@ impl Snapshots {
             None => self.latest_change(&entries, &current)?,
         };
         let target_manifest = self.manifest(&target.manifest)?;
+        let time = current.taken;
         let hash = self.commit_manifest(current.clone(), &stats)?;
         // The snapshot of the state before the undo, committed before anything is touched.
         let seq = entries.last().map_or(1, |e| e.seq + 1);
@@ -603,7 +637,7 @@ impl Snapshots {
             seq,
             id: undo_id.clone(),
             kind: Kind::Undo,
-            time: manifest::now_ns(),
+            time,
             tool: "undo".into(),
             command: Some(format!("undo --to {}", target.id)),
             manifest: hash,
@@ -785,9 +819,15 @@ mod tests {
         let mut other = Snapshots::open(&ws, &set).unwrap();
         other.hold_session().unwrap();
         assert!(matches!(s.undo(None), Err(SnapshotError::Busy { .. })));
+        // A session may undo its own calls, unless another session holds the workspace.
+        s.hold_session().unwrap();
+        assert!(matches!(s.undo(None), Err(SnapshotError::Busy { .. })));
         drop(other);
         s.undo(Some("t9")).unwrap();
         assert_eq!(std::fs::read(ws.join("f")).unwrap(), b"9");
+        // It still holds the workspace afterwards.
+        let mut third = Snapshots::open(&ws, &set).unwrap();
+        assert!(matches!(third.undo(None), Err(SnapshotError::Busy { .. })));
     }
 
     #[test]

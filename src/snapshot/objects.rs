@@ -45,10 +45,6 @@ impl Objects {
         self.dir.join(a).join(b)
     }
 
-    pub(crate) fn has(&self, hash: &str) -> bool {
-        self.path(hash).is_file()
-    }
-
     /// Copy `file` into the store; its hash, its size and how many bytes were new. The copy
     /// is made first (`std::fs::copy`: `copy_file_range`, which clones extents on
     /// filesystems that can) and the copy is hashed, so the name always matches the bytes
