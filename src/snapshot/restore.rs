@@ -37,6 +37,19 @@ pub(crate) fn restore(
 ) -> Restored {
     let mut r = Restored::default();
     let show = |k: &str| decode(k).display().to_string();
+    // A manifest names paths below the root only: one that does not (a damaged or forged
+    // store) restores nothing.
+    let bad: Vec<String> = current
+        .paths
+        .keys()
+        .chain(target.paths.keys())
+        .filter(|k| !below(&decode(k)))
+        .map(|k| format!("{}: not a path inside the workspace", show(k)))
+        .collect();
+    if !bad.is_empty() {
+        r.failures = bad;
+        return r;
+    }
     // Directories must be writable while their entries change; their modes come last.
     for (k, n) in &current.paths {
         if let Node::Dir { mode } = n {
@@ -143,6 +156,14 @@ pub(crate) fn restore(
     r
 }
 
+/// Whether `rel` is a relative path of plain names (no root, no `.` or `..`).
+fn below(rel: &Path) -> bool {
+    !rel.as_os_str().is_empty()
+        && rel
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)))
+}
+
 fn write_file(
     p: &Path,
     objects: &Objects,
@@ -172,4 +193,25 @@ fn write_file(
         let _ = std::fs::remove_file(&tmp);
     }
     done
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_manifest_naming_a_path_outside_the_workspace_restores_nothing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = tmp.path().join("ws");
+        std::fs::create_dir(&ws).unwrap();
+        let mut forged = Manifest::default();
+        forged
+            .paths
+            .insert("../escaped".into(), Node::Dir { mode: 0o755 });
+        forged.paths.insert("ok".into(), Node::Dir { mode: 0o755 });
+        let objects = Objects::new(tmp.path().join("objects"));
+        let r = restore(&ws, &Manifest::default(), &forged, &objects);
+        assert_eq!(r.failures.len(), 1, "{:?}", r.failures);
+        assert!(!tmp.path().join("escaped").exists() && !ws.join("ok").exists());
+    }
 }
