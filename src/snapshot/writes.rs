@@ -15,7 +15,7 @@ const READ_ONLY: &[&str] = &[
 ];
 
 /// Whether `command` may change files: `false` only when every command it contains, nested
-/// ones included, is a [`READ_ONLY`] program whose name is static and no redirection in it
+/// ones included, is a program that only reads (`ls`, `cat`, `grep`, `head`, `wc`, ...) whose name is static and no redirection in it
 /// opens a file for writing (other than `/dev/null`).
 pub fn may_write(command: &str) -> bool {
     match shell::parse(command) {
