@@ -419,3 +419,73 @@ fn the_pre_tool_use_hook_snapshots_before_it_allows_a_write() {
     assert_eq!(code, 0, "{out}{err}");
     assert_eq!(state(&ws), before);
 }
+
+#[test]
+fn a_call_that_fills_the_budget_makes_the_next_write_fail_closed_and_undo_still_works() {
+    let (dir, ws, state_dir) = setup();
+    let policy = dir.path().join("small.toml");
+    std::fs::write(
+        &policy,
+        "[policy]\nname = \"small\"\ninclude = [\"developer\"]\n\n[snapshots]\nmax_bytes = 200000\n",
+    )
+    .unwrap();
+    let run = |id: &str, command: &str| -> Value {
+        let call =
+            json!({"type": "tool_use", "id": id, "name": "bash", "input": {"command": command}});
+        let mut child = bin(&state_dir)
+            .args(["serve", "--at-eof", "finish", "--policy"])
+            .arg(&policy)
+            .arg("--cwd")
+            .arg(&ws)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        writeln!(child.stdin.take().unwrap(), "{call}").unwrap();
+        let out = child.wait_with_output().unwrap();
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    // The call that fills the budget is snapshotted first (the workspace still fits) ...
+    let a = run("f1", "printf %0300000d 0 > big.txt");
+    assert_eq!(a["is_error"], false, "{a}");
+    // ... and the next write cannot be: it is refused, not run unprotected.
+    let a = run("f2", "rm -rf src");
+    assert_eq!(a["is_error"], true, "{a}");
+    let text = a["content"].as_str().unwrap();
+    assert!(
+        text.contains("not run") && text.contains("snapshot-failed") && text.contains("max_bytes"),
+        "{text}"
+    );
+    assert!(ws.join("src/s.rs").exists());
+    // A read still runs, and undo takes the workspace back to before the big file.
+    assert_eq!(run("f3", "cat a.txt")["is_error"], false);
+    std::fs::remove_file(ws.join("big.txt")).unwrap();
+    let (code, out, err) = undo(&state_dir, &ws, Some("f1"));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!ws.join("big.txt").exists());
+}
+
+#[test]
+fn a_rebase_and_a_stash_pop_are_undone_with_the_library() {
+    use shellgate::policy::snapshots::SnapshotSettings;
+    use shellgate::snapshot::Snapshots;
+    let (_dir, ws, state_dir) = setup();
+    std::fs::write(ws.join("a.txt"), "one\ntwo\n").unwrap();
+    let before = state(&ws);
+    let settings = SnapshotSettings {
+        dir: Some(state_dir),
+        ..SnapshotSettings::default()
+    };
+    let mut s = Snapshots::open(&ws, &settings).unwrap();
+    s.before("r1", "bash", Some("git rebase other")).unwrap();
+    git(&ws, &["rebase", "-q", "other"]);
+    assert!(ws.join("b.txt").exists());
+    s.before("r2", "bash", Some("git stash pop")).unwrap();
+    git(&ws, &["stash", "pop", "-q"]);
+    assert_eq!(git(&ws, &["stash", "list"]), "");
+    drop(s);
+    let (code, out, err) = undo(&ws.parent().unwrap().join("state"), &ws, Some("r1"));
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(state(&ws), before);
+}
