@@ -489,3 +489,79 @@ fn a_rebase_and_a_stash_pop_are_undone_with_the_library() {
     assert_eq!(code, 0, "{out}{err}");
     assert_eq!(state(&ws), before);
 }
+
+#[test]
+fn the_text_editor_is_snapshotted_before_it_writes_not_before_it_reads() {
+    let (_dir, ws, state_dir) = setup();
+    let edit = |id: &str, input: Value| json!({"type": "tool_use", "id": id, "name": "str_replace_based_edit_tool", "input": input});
+    let lines = [
+        edit("e1", json!({"command": "view", "path": "a.txt"})),
+        edit(
+            "e2",
+            json!({"command": "str_replace", "path": "a.txt", "old_str": "uncommitted", "new_str": "edited"}),
+        ),
+        edit(
+            "e3",
+            json!({"command": "create", "path": "notes.txt", "file_text": ""}),
+        ),
+    ];
+    let mut child = bin(&state_dir)
+        .args([
+            "serve",
+            "--policy",
+            "developer",
+            "--tools",
+            "bash,text-editor",
+            "--at-eof",
+            "finish",
+            "--cwd",
+        ])
+        .arg(&ws)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut input = String::new();
+    for l in &lines {
+        input.push_str(&format!("{l}\n"));
+    }
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let answers: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(
+        answers.iter().all(|a| a["is_error"] == false),
+        "{answers:?}"
+    );
+    let history = bin(&state_dir)
+        .args(["history", "--format", "json", "--cwd"])
+        .arg(&ws)
+        .output()
+        .unwrap();
+    let items: Vec<Value> = String::from_utf8_lossy(&history.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let ids: Vec<&str> = items.iter().map(|i| i["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["e2", "e3"]);
+    assert_eq!(items[0]["tool"], "str_replace_based_edit_tool");
+    assert_eq!(items[0]["changes"]["changed"], json!(["a.txt"]));
+    let (code, out, err) = undo(&state_dir, &ws, Some("e2"));
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("a.txt")).unwrap(),
+        "one\ntwo\nuncommitted\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("notes.txt")).unwrap(),
+        "my notes\n"
+    );
+}
