@@ -163,7 +163,10 @@ pub(crate) fn scan(
             let rel_path = rel.join(&name);
             let full = root.join(&rel_path);
             let key = encode(rel_path.as_os_str());
-            let meta = std::fs::symlink_metadata(&full)
+            // Not followed: a directory entry's metadata is the link's own (fstatat with
+            // AT_SYMLINK_NOFOLLOW, relative to the open directory).
+            let meta = entry
+                .metadata()
                 .map_err(|e| SnapshotError::io("stat", &full, e))?;
             stats.paths += 1;
             let ft = meta.file_type();
@@ -233,13 +236,18 @@ fn file_node(
         taken,
     )) = prev
     {
-        let unchanged = *size == meta.len()
+        let same_stat = *size == meta.len()
             && *pmode == mode
             && *pm == mtime
             && *pc == ctime
-            && *ino == meta.ino()
-            && taken - mtime >= RACY_NS;
-        // The cache is the newest entry's manifest, whose objects pruning never removes.
+            && *ino == meta.ino();
+        // The cache is the newest entry's manifest, whose objects pruning never removes. A
+        // racily clean file is read again, and copied only if its content did change.
+        let unchanged = same_stat
+            && (taken - mtime >= RACY_NS || {
+                stats.hashed += 1;
+                hash_file(full)? == *hash
+            });
         if unchanged {
             return Ok(Node::File {
                 hash: hash.clone(),
@@ -254,14 +262,7 @@ fn file_node(
     stats.hashed += 1;
     let (hash, size, new) = match objects {
         Some(o) => o.store_file(full)?,
-        None => {
-            let mut h = blake3::Hasher::new();
-            let mut f =
-                std::fs::File::open(full).map_err(|e| SnapshotError::io("read", full, e))?;
-            let n =
-                std::io::copy(&mut f, &mut h).map_err(|e| SnapshotError::io("read", full, e))?;
-            (h.finalize().to_hex().to_string(), n, 0)
-        }
+        None => (hash_file(full)?, meta.len(), 0),
     };
     stats.stored_bytes += new;
     Ok(Node::File {
@@ -272,6 +273,15 @@ fn file_node(
         ctime,
         ino: meta.ino(),
     })
+}
+
+/// The blake3 hash (hex) of a file's content, read in place.
+fn hash_file(full: &Path) -> Result<String, SnapshotError> {
+    let mut h = blake3::Hasher::new();
+    std::fs::File::open(full)
+        .and_then(|mut f| std::io::copy(&mut f, &mut h))
+        .map_err(|e| SnapshotError::io("read", full, e))?;
+    Ok(h.finalize().to_hex().to_string())
 }
 
 /// What changed from one manifest to the next: paths added, changed and removed.

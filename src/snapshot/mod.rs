@@ -347,21 +347,22 @@ impl Snapshots {
     }
 
     /// The manifest to use as stat cache: the newest entry's.
-    fn cache(&mut self, entries: &[Entry]) -> Result<Option<Manifest>, SnapshotError> {
+    fn cache(&mut self, entries: &[Entry]) -> Result<(), SnapshotError> {
         let Some(newest) = entries.last() else {
-            return Ok(None);
+            self.last = None;
+            return Ok(());
         };
         if self
             .last
             .as_ref()
             .is_some_and(|(h, _)| *h == newest.manifest)
         {
-            return Ok(self.last.as_ref().map(|(_, m)| m.clone()));
+            return Ok(());
         }
         let mut m = self.manifest(&newest.manifest)?;
         m.taken = newest.time;
-        self.last = Some((newest.manifest.clone(), m.clone()));
-        Ok(Some(m))
+        self.last = Some((newest.manifest.clone(), m));
+        Ok(())
     }
 
     /// Take a snapshot before a call: `id` its tool_use id, `tool` its tool, `command` what
@@ -390,9 +391,9 @@ impl Snapshots {
         command: Option<&str>,
         restored: Option<u64>,
     ) -> Result<Taken, SnapshotError> {
-        let (manifest, stats) = self.scan_stored(entries)?;
+        let (manifest, stats, same) = self.scan_stored(entries)?;
         let time = manifest.taken;
-        let hash = self.commit_manifest(manifest, &stats)?;
+        let hash = self.commit_manifest(manifest, &stats, same)?;
         let seq = entries.last().map_or(1, |e| e.seq + 1);
         let not_covered = self.last.as_ref().map_or_else(Vec::new, |(_, m)| {
             m.paths
@@ -429,24 +430,49 @@ impl Snapshots {
         Ok(Taken { entry, stats })
     }
 
-    fn scan_stored(&mut self, entries: &[Entry]) -> Result<(Manifest, ScanStats), SnapshotError> {
-        let prev = self.cache(entries)?;
-        let (m, stats) = manifest::scan(
+    /// Scan with the contents stored; the manifest, what it cost, and its hash when it is
+    /// the newest one's (nothing changed: no need to write it again).
+    fn scan_stored(
+        &mut self,
+        entries: &[Entry],
+    ) -> Result<(Manifest, ScanStats, Option<String>), SnapshotError> {
+        self.cache(entries)?;
+        let prev = self.last.take();
+        let scanned = manifest::scan(
             &self.workspace,
-            prev.as_ref(),
+            prev.as_ref().map(|(_, m)| m),
             &self.rules(),
             Some(&self.objects),
-        )?;
+        );
+        let (m, stats) = match scanned {
+            Ok(done) => done,
+            Err(e) => {
+                self.last = prev;
+                return Err(e);
+            }
+        };
         if stats.covered_bytes > self.settings.max_bytes {
+            self.last = prev;
             return Err(SnapshotError::OverBudget {
                 needed: stats.covered_bytes,
                 max: self.settings.max_bytes,
             });
         }
-        Ok((m, stats))
+        let same = prev.and_then(|(h, p)| (p.paths == m.paths).then_some(h));
+        Ok((m, stats, same))
     }
 
-    fn commit_manifest(&mut self, m: Manifest, stats: &ScanStats) -> Result<String, SnapshotError> {
+    fn commit_manifest(
+        &mut self,
+        m: Manifest,
+        stats: &ScanStats,
+        same: Option<String>,
+    ) -> Result<String, SnapshotError> {
+        if let Some(hash) = same {
+            self.add_store_bytes(stats.stored_bytes)?;
+            self.last = Some((hash.clone(), m));
+            return Ok(hash);
+        }
         let bytes = serde_json::to_vec(&m).map_err(|e| SnapshotError::Damaged(e.to_string()))?;
         let hash = blake3::hash(&bytes).to_hex().to_string();
         let path = self.store.join("manifests").join(&hash);
@@ -557,8 +583,9 @@ impl Snapshots {
             afters.push(self.manifest(&e.manifest)?);
         }
         if !entries.is_empty() {
-            let prev = self.cache(&entries)?;
-            let (now, _) = manifest::scan(&self.workspace, prev.as_ref(), &self.rules(), None)?;
+            self.cache(&entries)?;
+            let prev = self.last.as_ref().map(|(_, m)| m);
+            let (now, _) = manifest::scan(&self.workspace, prev, &self.rules(), None)?;
             afters.push(now);
         }
         let mut out = Vec::new();
@@ -613,7 +640,7 @@ impl Snapshots {
     fn undo_locked(&mut self, to: Option<&str>) -> Result<UndoReport, SnapshotError> {
         let _lock = self.store_lock()?;
         let entries = self.entries()?;
-        let (current, stats) = self.scan_stored(&entries)?;
+        let (current, stats, same) = self.scan_stored(&entries)?;
         let target = match to {
             Some(id) => entries
                 .iter()
@@ -629,7 +656,7 @@ impl Snapshots {
         };
         let target_manifest = self.manifest(&target.manifest)?;
         let time = current.taken;
-        let hash = self.commit_manifest(current.clone(), &stats)?;
+        let hash = self.commit_manifest(current.clone(), &stats, same)?;
         // The snapshot of the state before the undo, committed before anything is touched.
         let seq = entries.last().map_or(1, |e| e.seq + 1);
         let undo_id = format!("undo-{seq}");
