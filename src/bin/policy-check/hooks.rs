@@ -288,6 +288,11 @@ fn take_snapshot(
     tool: &str,
     command: Option<&str>,
 ) -> Result<(), Block> {
+    // A workspace that does not exist holds nothing to lose (any other error fails closed).
+    if matches!(std::fs::symlink_metadata(workspace), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
+    {
+        return Ok(());
+    }
     let id = obj
         .get("tool_use_id")
         .and_then(Value::as_str)
