@@ -435,8 +435,8 @@ pub struct Policy {
     pub redact: Option<crate::redact::RedactConfig>,
     /// `[sandbox]`.
     pub sandbox: super::sandbox::SandboxPolicy,
-    /// `[snapshots]`.
-    pub snapshots: super::snapshots::SnapshotSettings,
+    /// `[snapshots]` (boxed: loading runs on small stacks too).
+    pub snapshots: Box<super::snapshots::SnapshotSettings>,
     /// The files this policy was loaded from, includes first.
     pub sources: Vec<String>,
 }

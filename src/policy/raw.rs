@@ -47,7 +47,7 @@ pub(crate) struct RawPolicy {
     /// apply only under it.
     pub sandbox: Option<super::sandbox::RawSandbox>,
     /// Workspace snapshots before every call that may write, for `policy-check undo`.
-    pub snapshots: Option<super::snapshots::RawSnapshots>,
+    pub snapshots: Option<Box<super::snapshots::RawSnapshots>>,
 }
 
 /// A verdict as written in a policy (schema only).

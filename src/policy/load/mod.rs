@@ -255,7 +255,7 @@ impl Loader {
             self.apply_sandbox(file, sandbox);
         }
         if let Some(snapshots) = raw.snapshots {
-            self.apply_snapshots(file, snapshots);
+            self.apply_snapshots(file, *snapshots);
         }
         if top {
             if let Some(ex) = raw.examples {
