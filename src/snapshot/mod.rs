@@ -488,8 +488,8 @@ impl Snapshots {
 
     /// Keep at most `max_count` entries and `max_bytes` bytes: the oldest entries go first
     /// (never `keep`), then every manifest and object no entry refers to. Runs when a limit
-    /// is passed and then prunes a tenth below it, so that its cost (reading every manifest)
-    /// is paid once every many calls.
+    /// is passed and then prunes to half of it, so that its cost (reading every manifest)
+    /// is paid once every `max_count / 2` calls.
     fn prune(&mut self, keep: u64) -> Result<(), SnapshotError> {
         let mut entries = self.entries()?;
         let max_count = usize::try_from(self.settings.max_count).unwrap_or(usize::MAX);
@@ -497,8 +497,10 @@ impl Snapshots {
         if entries.len() <= max_count && bytes <= self.settings.max_bytes {
             return Ok(());
         }
-        let count_goal = max_count - max_count / 10;
-        let bytes_goal = self.settings.max_bytes - self.settings.max_bytes / 10;
+        // Down to half: a pruning reads every kept manifest, so it runs once every
+        // max_count / 2 snapshots (about one manifest read per call, amortised).
+        let count_goal = max_count / 2;
+        let bytes_goal = self.settings.max_bytes / 2;
         loop {
             while entries.len() > count_goal.max(1) && entries[0].seq != keep {
                 self.drop_entry(&entries.remove(0))?;
