@@ -167,6 +167,7 @@ code_enum! {
         PolicyIncludeCycle = "policy-include-cycle": "policies that include each other",
         PolicyRedact = "policy-redact": "a `[redact]` rule that does not compile",
         PolicySandbox = "policy-sandbox": "a `[sandbox]` setting that is invalid",
+        PolicySnapshots = "policy-snapshots": "a `[snapshots]` setting that is invalid",
         PolicyParanoidUnavailable = "policy-paranoid-unavailable": "`[shell] paranoid = true` in a build without the second reader (the `paranoid` feature)",
         PolicyExampleFailed = "policy-example-failed": "an `[examples]` command the policy does not decide as written",
         PolicyUnreadable = "policy-unreadable": "the policy file cannot be read (the Python package's `PolicyError.diagnostics`)",

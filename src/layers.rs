@@ -11,6 +11,7 @@
 //! 5  report                    human, JSON and SARIF renderings of decisions
 //! 5  sandbox                   policy → jail plan, bubblewrap, cgroups, Landlock, seccomp,
 //!                              containment (the launcher's stages)
+//! 5  snapshot                  per-call workspace snapshots, history, undo
 //! 6  middleware                Guard, executors, sessions (calling `sandbox`)
 //! ```
 //!
@@ -34,6 +35,7 @@ const LAYERS: &[(&str, usize)] = &[
     ("policy_cache", 4),
     ("report", 5),
     ("sandbox", 5),
+    ("snapshot", 5),
     ("middleware", 6),
 ];
 

@@ -30,6 +30,7 @@
 //! | [`shell`] ([`shell::parse`] → [`shell::Script`]) | the IR: every command, word, redirection and nested script bash would run |
 //! | [`middleware`] ([`middleware::Guard`] around an [`middleware::Executor`] and a [`middleware::FileTool`]) | the guard around the agent's `bash`, text editor and code execution tools; the reference bash session ([`middleware::BashSession`]) |
 //! | [`redact`] ([`redact::Redactor`]) and [`truncate`] | what the model is shown of a command's output |
+//! | [`snapshot`] ([`snapshot::Snapshots`], through [`middleware::Snapshotter`] and [`middleware::Guard::with_snapshots`]) | a snapshot of the workspace before each call that may write; history and undo |
 //!
 //! The policy loader, the evaluator's internals and the reports are layers the binary and the
 //! tests use; they are hidden from these docs and are no part of the API. How the layers
@@ -49,6 +50,7 @@ pub mod middleware;
 pub mod policy_cache;
 pub mod redact;
 pub mod shell;
+pub mod snapshot;
 pub mod truncate;
 
 // The layers the binary (`policy-check`), the Python package and the tests reach into. They are

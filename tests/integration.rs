@@ -68,3 +68,5 @@ mod integrations;
 mod precommit;
 // Every decision over the corpora and generated commands, against a committed snapshot.
 mod decision_snapshot;
+// Snapshots and undo: destructive calls through serve, undone exactly.
+mod undo;

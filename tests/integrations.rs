@@ -19,7 +19,8 @@ fn run(args: &[&str], stdin: Option<&[u8]>) -> Output {
 /// may themselves run under an agent) except those in `env`.
 fn run_in(dir: &Path, env: &[(&str, &Path)], args: &[&str], stdin: Option<&[u8]>) -> Output {
     let mut cmd = Command::new(bin());
-    cmd.env_remove("CLAUDE_PROJECT_DIR")
+    cmd.env("SHELLGATE_STATE_DIR", crate::common::test_state_dir())
+        .env_remove("CLAUDE_PROJECT_DIR")
         .env_remove("GEMINI_PROJECT_DIR");
     for (k, v) in env {
         cmd.env(k, v);

@@ -36,7 +36,9 @@ operands = "text"
 "#;
 
 fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_policy-check"))
+    let mut c = Command::new(env!("CARGO_BIN_EXE_policy-check"));
+    c.env("SHELLGATE_STATE_DIR", crate::common::test_state_dir());
+    c
 }
 
 /// A workspace with the test policy written next to it (outside the workspace).

@@ -136,6 +136,7 @@ class Guard:
         tools: Optional[Iterable[ToolName]] = None,
         sandbox: Optional[bool] = None,
         launcher: Optional[StrPath] = None,
+        snapshots: bool = False,
     ) -> None: ...
     def handle(self, obj: Any) -> dict[str, Any]:
         """A ``tool_use`` (or ``server_tool_use``) block gives its result block; an assistant
@@ -149,6 +150,14 @@ class Guard:
     @property
     def sandboxed(self) -> bool:
         """Whether the reference session runs inside the kernel sandbox."""
+    def history(self) -> list[dict[str, Any]]:
+        """With ``snapshots=True``: every snapshot of the workspace, oldest first (``seq``,
+        ``id``, ``kind``, ``time``, ``tool``, ``command`` redacted, and ``changes`` with the
+        ``added``, ``changed`` and ``removed`` paths of that call)."""
+    def undo(self, to: Optional[str] = None) -> dict[str, Any]:
+        """With ``snapshots=True``: restore the workspace to before the latest call that
+        changed it (repeat to walk back), or to before the call with tool_use id ``to``.
+        Returns what was restored; ``to=report["undo_id"]`` undoes the undo."""
     @property
     def cwd(self) -> str: ...
     @property

@@ -24,6 +24,7 @@ use shellgate::middleware::{
     ReferenceSetup, ToolSet,
 };
 use shellgate::redact::{Redactor, RuleSet};
+use shellgate::snapshot::{SnapshotError, Snapshots};
 use shellgate::truncate::TruncateConfig;
 use shellgate::{report, Context};
 
@@ -608,12 +609,27 @@ struct PyGuard {
     pending: Arc<Mutex<Option<PyErr>>>,
     sandboxed: bool,
     tools: Vec<String>,
+    /// The workspace snapshots (`snapshots=True`): shared with the guard, which snapshots
+    /// before each call that may write.
+    snapshots: Option<Arc<Mutex<Snapshots>>>,
+}
+
+impl PyGuard {
+    fn snapshot_store(&self) -> PyResult<Arc<Mutex<Snapshots>>> {
+        self.snapshots.clone().ok_or_else(|| {
+            PyRuntimeError::new_err("this Guard keeps no snapshots: create it with snapshots=True")
+        })
+    }
+}
+
+fn snapshot_error(e: SnapshotError) -> PyErr {
+    PyRuntimeError::new_err(format!("{} ({})", e, e.code()))
 }
 
 #[pymethods]
 impl PyGuard {
     #[new]
-    #[pyo3(signature = (policy, cwd = PathBuf::from("."), timeout = 30.0, executor = None, *, tools = None, sandbox = None, launcher = None))]
+    #[pyo3(signature = (policy, cwd = PathBuf::from("."), timeout = 30.0, executor = None, *, tools = None, sandbox = None, launcher = None, snapshots = false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -624,6 +640,7 @@ impl PyGuard {
         tools: Option<&Bound<'_, PyAny>>,
         sandbox: Option<bool>,
         launcher: Option<PathBuf>,
+        snapshots: bool,
     ) -> PyResult<PyGuard> {
         let tools = tool_set(tools)?;
         let policy = match policy.cast::<PyPolicy>() {
@@ -636,6 +653,7 @@ impl PyGuard {
             ));
         }
         let timeout = Duration::from_secs_f64(timeout);
+        let policy_snapshots = policy.snapshots.clone();
         let pending = Arc::new(Mutex::new(None));
         let mut sandboxed = false;
         let guard = match executor {
@@ -683,12 +701,36 @@ impl PyGuard {
                 ))
             }
         };
+        let (guard, snapshots) = if snapshots {
+            let store = py
+                .detach(|| {
+                    let mut s = Snapshots::open(&cwd, &policy_snapshots)?;
+                    s.hold_session()?;
+                    Ok(s)
+                })
+                .map_err(snapshot_error)?;
+            let shared = Arc::new(Mutex::new(store));
+            let inner = shared.clone();
+            let snapshotter = move |call: &shellgate::middleware::WriteCall<'_>| {
+                lock(&inner)
+                    .before(call.tool_use_id, call.tool, call.command)
+                    .map(|_| ())
+            };
+            let guard = match guard {
+                AnyGuard::Bash(g) => AnyGuard::Bash(Box::new(g.with_snapshots(snapshotter))),
+                AnyGuard::Python(g) => AnyGuard::Python(Box::new(g.with_snapshots(snapshotter))),
+            };
+            (guard, Some(shared))
+        } else {
+            (guard, None)
+        };
         Ok(PyGuard {
             state: Mutex::new(GuardState { guard: Some(guard) }),
             busy: Mutex::new(None),
             pending,
             sandboxed,
             tools: tools.names().iter().map(|n| n.to_string()).collect(),
+            snapshots,
         })
     }
 
@@ -740,6 +782,38 @@ impl PyGuard {
         };
         let json = serde_json::to_value(&answer)
             .map_err(|e| PyRuntimeError::new_err(format!("cannot encode the answer: {e}")))?;
+        to_python(py, &json)
+    }
+
+    /// Every snapshot of the workspace (`snapshots=True`), oldest first: a dict with `seq`,
+    /// `id` (the tool_use id), `kind`, `time`, `tool`, `command` (redacted) and `changes`
+    /// (`added`, `changed`, `removed` paths).
+    fn history(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let store = self.snapshot_store()?;
+        let items = py
+            .detach(|| lock(&store).history())
+            .map_err(snapshot_error)?;
+        let json = serde_json::to_value(&items)
+            .map_err(|e| PyRuntimeError::new_err(format!("cannot encode the history: {e}")))?;
+        to_python(py, &json)
+    }
+
+    /// Restore the workspace to before the latest call that changed it (repeat to walk
+    /// back), or with `to` to before the call with that tool_use id; returns what was
+    /// restored. Waits for a call in progress; refused while another session holds the
+    /// workspace. The undo is itself undoable (`to=report["undo_id"]`).
+    #[pyo3(signature = (to = None))]
+    fn undo(&self, py: Python<'_>, to: Option<String>) -> PyResult<Py<PyAny>> {
+        let store = self.snapshot_store()?;
+        let report = py
+            .detach(|| {
+                // No call runs while the workspace is restored.
+                let _calls = lock(&self.state);
+                lock(&store).undo(to.as_deref())
+            })
+            .map_err(snapshot_error)?;
+        let json = serde_json::to_value(&report)
+            .map_err(|e| PyRuntimeError::new_err(format!("cannot encode the report: {e}")))?;
         to_python(py, &json)
     }
 

@@ -579,3 +579,31 @@ def test_the_package_is_typed():
     pkg = Path(shellgate.__file__).parent
     assert (pkg / "py.typed").exists() and (pkg / "_shellgate.pyi").exists()
     assert shellgate.__version__ and sys.version_info >= (3, 9)
+
+
+# --- Snapshots and undo ----------------------------------------------------------------
+
+
+def test_a_guard_with_snapshots_undoes_what_its_calls_destroyed(policy, ws, tmp_path, monkeypatch):
+    monkeypatch.setenv("SHELLGATE_STATE_DIR", str(tmp_path / "state"))
+    (ws / "notes.txt").write_text("keep me\n")
+    with shellgate.Guard(policy, cwd=ws, snapshots=True) as g:
+        assert g.handle(tool_use("r", "cat notes.txt"))["is_error"] is False
+        assert g.handle(tool_use("w1", "echo one > notes.txt"))["is_error"] is False
+        assert g.handle(tool_use("w2", f"echo {TOKEN} > sub/new.txt"))["is_error"] is False
+        history = g.history()
+        assert [h["id"] for h in history] == ["w1", "w2"]  # the read took none
+        assert history[0]["changes"]["changed"] == ["notes.txt"]
+        assert history[1]["changes"]["added"] == ["sub/new.txt"]
+        assert TOKEN not in str(history)
+        report = g.undo()
+        assert report["restored"]["id"] == "w2"
+        assert report["changes"]["removed"] == ["sub/new.txt"]
+        assert (ws / "notes.txt").read_text() == "one\n"
+        g.undo(to="w1")
+        assert (ws / "notes.txt").read_text() == "keep me\n"
+        g.undo(to=report["undo_id"])
+        assert (ws / "sub/new.txt").exists()
+    with shellgate.Guard(policy, cwd=ws) as plain:
+        with pytest.raises(RuntimeError, match="snapshots=True"):
+            plain.history()

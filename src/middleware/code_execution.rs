@@ -107,6 +107,17 @@ impl<E: Executor> Guard<E> {
         rec.verdict = Some(decision.verdict);
         rec.reasons = decision.reasons.iter().map(|r| r.code).collect();
         let refusal = self.approval(id, &command, &decision, rec);
+        if refusal.is_none() && crate::snapshot::may_write(&command) {
+            let shown = rec.command.clone();
+            if let Err((code, text)) =
+                self.snapshot_before(id, "bash_code_execution", shown.as_deref())
+            {
+                rec.error = Some(code);
+                self.context.output_dir = None;
+                let _ = std::fs::remove_dir_all(&dir);
+                return bash_error(Code::Unavailable, &text);
+            }
+        }
         let ran = match refusal {
             Some(text) => Err(text),
             None => Ok(self.executor.run_code(&command, &dir)),

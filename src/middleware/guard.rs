@@ -15,6 +15,7 @@ use super::files::{FileTool, LocalFiles};
 use super::filter::{OutputFilter, RedactThenTruncate};
 use super::outputs::OutputFiles;
 use super::shapes::{ResultBlock, ToolSet};
+use super::snapshots::{Snapshotter, WriteCall};
 use super::text_editor::EditorLimits;
 use super::tool_calls;
 use crate::evaluate::{Context, Decision};
@@ -92,6 +93,7 @@ pub struct Guard<E> {
     pub(super) outputs: Option<OutputFiles>,
     pub(super) max_output_file_bytes: u64,
     pub(super) rate: Option<tool_calls::RateLimit>,
+    pub(super) snapshots: Option<Box<dyn Snapshotter>>,
 }
 
 impl<E> std::fmt::Debug for Guard<E> {
@@ -126,6 +128,7 @@ impl<E: Executor> Guard<E> {
             outputs: None,
             max_output_file_bytes: DEFAULT_MAX_OUTPUT_FILE_BYTES,
             rate: None,
+            snapshots: None,
         };
         guard.sync_cwd();
         guard
@@ -147,6 +150,40 @@ impl<E: Executor> Guard<E> {
     pub fn with_audit(mut self, log: AuditLog) -> Guard<E> {
         self.audit = Some(log);
         self
+    }
+
+    /// Take a snapshot with `snapshotter` before every allowed call that may write (see
+    /// [`Snapshotter`]); a call whose snapshot fails is refused with `snapshot-failed`.
+    pub fn with_snapshots(mut self, snapshotter: impl Snapshotter + 'static) -> Guard<E> {
+        self.snapshots = Some(Box::new(snapshotter));
+        self
+    }
+
+    /// Snapshot before a call that may write: `Err(message)` when the snapshot failed and
+    /// the call must not run.
+    pub(super) fn snapshot_before(
+        &mut self,
+        tool_use_id: &str,
+        tool: &str,
+        command: Option<&str>,
+    ) -> Result<(), (&'static str, String)> {
+        let Some(s) = self.snapshots.as_mut() else {
+            return Ok(());
+        };
+        let call = WriteCall {
+            tool_use_id,
+            tool,
+            command,
+        };
+        s.before_write(&call).map_err(|e| {
+            (
+                e.code(),
+                format!(
+                    "Error: not run: the workspace snapshot that makes this call undoable failed ({}): {e}",
+                    e.code()
+                ),
+            )
+        })
     }
 
     /// The context the next command is evaluated in (its `cwd` is the session's).
@@ -323,6 +360,15 @@ impl<E: Executor> Guard<E> {
                         return refused(id, command, &decision, Some(note));
                     }
                 }
+            }
+        }
+        if crate::snapshot::may_write(command) {
+            if let Err((code, text)) = self.snapshot_before(id, "bash", rec.command.as_deref()) {
+                rec.error = Some(code);
+                return Call {
+                    result: ToolResult::error(id, text).into(),
+                    outcome: Outcome::Failed { code },
+                };
             }
         }
         let run = self.executor.run(command);

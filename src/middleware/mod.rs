@@ -92,6 +92,7 @@ mod executor;
 mod filter;
 mod guard;
 mod reference;
+mod snapshots;
 mod text_editor;
 mod tool_calls;
 
@@ -106,4 +107,5 @@ pub use outputs::OutputFiles;
 pub use reference::{ReferenceSetup, SetupError};
 pub use session::{BashSession, Launcher, ResourceLimits, SessionConfig, StreamRedaction};
 pub use shapes::{CodeExecutionResult, EditorCommand, ResultBlock, ToolSet};
+pub use snapshots::{Snapshotter, WriteCall};
 pub use text_editor::EditorLimits;

@@ -123,7 +123,7 @@ impl<E: Executor> Guard<E> {
                          str_replace (or create)",
                     ))
                 } else {
-                    self.edit(&cmd, &mut rec)
+                    self.edit(&cmd, &mut rec, code)
                 }
             }
         };
@@ -202,7 +202,12 @@ impl<E: Executor> Guard<E> {
     }
 
     /// Check the path, then do the operation through the file tool.
-    fn edit(&mut self, cmd: &EditorCommand, rec: &mut AuditRecord) -> Result<Edited, EditError> {
+    fn edit(
+        &mut self,
+        cmd: &EditorCommand,
+        rec: &mut AuditRecord,
+        code: bool,
+    ) -> Result<Edited, EditError> {
         self.sync_cwd();
         let access = match cmd {
             EditorCommand::View { .. } => FileAccess::Read,
@@ -226,6 +231,22 @@ impl<E: Executor> Guard<E> {
         rec.reasons = decision.reasons.iter().map(|r| r.code).collect();
         if decision.verdict != Verdict::Allow {
             return Err(EditError::invalid(file_refusal(cmd, path, &decision)));
+        }
+        if !matches!(cmd, EditorCommand::View { .. }) {
+            let id = rec.tool_use_id.clone();
+            let shown = rec.command.clone();
+            let tool = if code {
+                "text_editor_code_execution"
+            } else {
+                "str_replace_based_edit_tool"
+            };
+            if let Err((c, text)) = self.snapshot_before(&id, tool, shown.as_deref()) {
+                rec.error = Some(c);
+                return Err(EditError {
+                    code: Code::Unavailable,
+                    message: text.trim_start_matches("Error: ").to_string(),
+                });
+            }
         }
         let real = real_path(&normalize(&ctx.cwd.join(path)));
         let max = self.editor_limits.max_file_bytes;

@@ -505,6 +505,8 @@ pub struct Policy {
     pub redact: Option<crate::redact::RedactConfig>,
     /// `[sandbox]`.
     pub sandbox: super::sandbox::SandboxPolicy,
+    /// `[snapshots]` (boxed: loading runs on small stacks too).
+    pub snapshots: Box<super::snapshots::SnapshotSettings>,
     /// The files this policy was loaded from, includes first.
     pub sources: Vec<String>,
 }

@@ -18,6 +18,7 @@ pub mod program_map;
 pub(crate) mod raw;
 pub mod sandbox;
 pub mod schema;
+pub mod snapshots;
 
 use std::fmt;
 use std::path::PathBuf;

@@ -47,6 +47,8 @@ pub(crate) struct RawPolicy {
     /// The kernel sandbox of the reference executor (Landlock, limits) and the rules that
     /// apply only under it.
     pub sandbox: Option<super::sandbox::RawSandbox>,
+    /// Workspace snapshots before every call that may write, for `policy-check undo`.
+    pub snapshots: Option<Box<super::snapshots::RawSnapshots>>,
 }
 
 /// A verdict as written in a policy (schema only).

@@ -38,6 +38,7 @@ mod lower;
 mod parser;
 mod scan;
 mod visit;
+pub(crate) use visit::command_words;
 mod words;
 pub(crate) mod wrappers;
 

@@ -495,3 +495,12 @@ pub fn on_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static)
         .join()
         .expect("the small-stack thread finished without a panic or an overflow")
 }
+
+/// Where the policy-check processes the tests start keep their workspace snapshots
+/// (`SHELLGATE_STATE_DIR`): one directory under the system's temporary directory, so that
+/// tests never write the user's `~/.local/state`.
+pub fn test_state_dir() -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("shellgate-test-state-{}", std::process::id()));
+    let _ = std::fs::create_dir_all(&dir);
+    dir
+}

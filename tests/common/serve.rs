@@ -26,6 +26,7 @@ impl Serve {
     /// [`Serve::start`] with these environment variables set too.
     pub fn start_with_env(dir: &Path, ws: &Path, extra: &[&str], env: &[(&str, &str)]) -> Serve {
         let mut child = Command::new(env!("CARGO_BIN_EXE_policy-check"))
+            .env("SHELLGATE_STATE_DIR", super::test_state_dir())
             .envs(env.iter().copied())
             .arg("serve")
             .arg("--policy")

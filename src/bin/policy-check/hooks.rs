@@ -274,6 +274,29 @@ fn decide(opts: &HookOptions<'_>, input: &[u8]) -> Result<Option<Value>, Block> 
         Call::Files(accesses) => (hook_tools::decide_files(policy, &ctx, accesses), tool),
         Call::Other => return Ok(None),
     };
+    // A call that may run and may write is snapshotted before the agent runs it (a shell
+    // command that may write, any file tool that writes, a patch), so `policy-check undo`
+    // reverts it; a snapshot that fails blocks the call.
+    let mut jailed = ctx.clone();
+    jailed.sandbox = SandboxState::Enforced;
+    let may_run = decision.verdict != Verdict::Deny
+        || matches!(&call, Call::Shell(c) if policy.evaluate(&jailed, c).verdict == Verdict::Allow);
+    let may_write = match &call {
+        Call::Shell(c) => shellgate::snapshot::may_write(c),
+        Call::Files(a) => a
+            .iter()
+            .any(|x| x.access == shellgate::evaluate::FileAccess::Write),
+        Call::Other => false,
+    };
+    if may_run && may_write && policy.snapshots.enabled {
+        take_snapshot(
+            policy,
+            &workspace,
+            obj,
+            tool,
+            matches!(&call, Call::Shell(_)).then_some(command),
+        )?;
+    }
     // A command the policy allows only inside the kernel sandbox runs there: the answer is
     // "allow" with the command wrapped in `policy-check sandbox` under the same policy and
     // workspace.
@@ -395,6 +418,46 @@ fn sandboxed_command(spec: &str, workspace: &Path, command: &str) -> Result<Stri
 /// One shell word whose value is `s`: single quotes, each `'` written as `'\''`.
 pub fn sh_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// A snapshot of `workspace` named after the payload's `tool_use_id` (when the agent sends
+/// one) or the time.
+fn take_snapshot(
+    policy: &shellgate::Policy,
+    workspace: &Path,
+    obj: &serde_json::Map<String, Value>,
+    tool: &str,
+    command: Option<&str>,
+) -> Result<(), Block> {
+    // A workspace that does not exist holds nothing to lose (any other error fails closed).
+    if matches!(std::fs::symlink_metadata(workspace), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
+    {
+        return Ok(());
+    }
+    let id = obj
+        .get("tool_use_id")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .unwrap_or_else(|| {
+            let t = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_millis())
+                .unwrap_or(0);
+            format!("hook-{t}")
+        });
+    let shown = obj
+        .get("tool_input")
+        .and_then(|i| i.get("file_path").or_else(|| i.get("notebook_path")))
+        .and_then(Value::as_str);
+    shellgate::snapshot::Snapshots::open(workspace, &policy.snapshots)
+        .and_then(|mut s| s.before(&id, &format!("hook:{tool}"), command.or(shown)))
+        .map(|_| ())
+        .map_err(|e| {
+            Block(format!(
+                "the workspace snapshot that makes this call undoable failed ({}): {e}",
+                e.code()
+            ))
+        })
 }
 
 /// The agent's project directory, the default workspace, and where it was found: the

@@ -25,6 +25,7 @@ mod init;
 mod lint;
 mod output;
 mod scripts;
+mod undo;
 
 #[derive(Parser)]
 #[command(
@@ -283,6 +284,34 @@ enum Cmd {
         #[command(flatten)]
         session: serve::SessionArgs,
     },
+    /// Restore the workspace to before the latest call that changed it (repeat to walk
+    /// back), or with --to ID to before the call with that tool_use id. Undo is undoable
+    /// (`--to undo-N`). Refused while a session (serve, run) uses the workspace.
+    Undo {
+        #[command(flatten)]
+        policy: PolicyArgs,
+        /// The workspace (default: current directory).
+        #[arg(long)]
+        cwd: Option<PathBuf>,
+        /// Restore to before the call with this tool_use id (see `history`).
+        #[arg(long, value_name = "ID")]
+        to: Option<String>,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+    },
+    /// List the workspace's snapshots: time, id, command (redacted) and the paths each call
+    /// added (+), changed (~) and removed (-).
+    History {
+        #[command(flatten)]
+        policy: PolicyArgs,
+        /// The workspace (default: current directory).
+        #[arg(long)]
+        cwd: Option<PathBuf>,
+        /// Output format (json: one object per snapshot, one per line).
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+    },
     /// Run a program inside the kernel sandbox (Landlock, limits, its own PID namespace),
     /// with rules from a policy: how serve and run start their shell.
     Sandbox(sandbox::SandboxArgs),
@@ -328,6 +357,13 @@ pub fn load_cached(spec: &str) -> Result<Policy, shellgate::PolicyError> {
         Some(cache) => cache.load(spec),
         None => Policy::from_name_or_file(spec),
     }
+}
+
+/// The policy, for its `[snapshots]` table: without --policy the defaults, said nowhere.
+fn load_quiet(args: &PolicyArgs) -> Result<Policy, CliError> {
+    Ok(Policy::from_name_or_file(
+        args.policy.as_deref().unwrap_or("read-only"),
+    )?)
 }
 
 fn context(cwd: Option<PathBuf>) -> Result<Context, CliError> {
@@ -495,6 +531,25 @@ fn run(cli: Cli) -> Result<u8, CliError> {
             })
         }
         Cmd::Sandbox(args) => sandbox::launch(args),
+        Cmd::Undo {
+            policy,
+            cwd,
+            to,
+            format,
+        } => {
+            let policy = load_quiet(&policy)?;
+            let ctx = context(cwd)?;
+            undo::undo(&policy, &ctx.cwd, to.as_deref(), format == Format::Json)
+        }
+        Cmd::History {
+            policy,
+            cwd,
+            format,
+        } => {
+            let policy = load_quiet(&policy)?;
+            let ctx = context(cwd)?;
+            undo::history(&policy, &ctx.cwd, format == Format::Json)
+        }
         Cmd::Redact {
             policy,
             rules,

@@ -242,7 +242,8 @@ pub(crate) fn tool_guard(
     if let Some(n) = tools.max_calls_per_minute {
         guard = guard.with_rate_limit(n);
     }
-    Ok(guard)
+    // Every call that may write is snapshotted first (issue 27): `policy-check undo`.
+    crate::undo::with_snapshots(guard, policy, cwd)
 }
 
 /// `policy-check serve`: JSON lines in, one JSON line out per line in (and, with

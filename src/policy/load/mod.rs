@@ -30,6 +30,7 @@ mod redact;
 mod sandbox;
 mod settings;
 mod shipped;
+mod snapshots;
 mod values;
 mod wrappers;
 
@@ -124,6 +125,7 @@ fn defaults() -> Policy {
         examples: Vec::new(),
         redact: None,
         sandbox: Default::default(),
+        snapshots: Default::default(),
         sources: Vec::new(),
     }
 }
@@ -281,6 +283,9 @@ impl Loader {
         }
         if let Some(sandbox) = raw.sandbox {
             self.apply_sandbox(file, sandbox);
+        }
+        if let Some(snapshots) = raw.snapshots {
+            self.apply_snapshots(file, *snapshots);
         }
         if top {
             if let Some(ex) = raw.examples {
