@@ -526,6 +526,12 @@ impl OptionWords {
                 if !(find && ["-H", "-L", "-P", "-D", "-O"].contains(o)) {
                     all.word(o, glued);
                 }
+                // The evaluator also reads `--NAME=VALUE` as the option `--NAME` (found by the
+                // argv campaign: `find . *.txt` with a file `--files0-from=a.txt`): such a
+                // word is never harmless where the program's options are refused.
+                if o.len() > 2 && !o.starts_with("--") && valued(o) && bad(o) {
+                    harm.word(&format!("-{o}="), true);
+                }
             }
             // find's operators are words of the expression too.
             if rule.name == "find" {

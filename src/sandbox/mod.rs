@@ -351,11 +351,17 @@ pub fn protect(
     out.dedup();
     holders.sort_by(|a: &Placeholder, b| a.path.cmp(&b.path));
     holders.dedup();
-    // A placeholder below another (`.vscode` for both of its files) is covered by it.
+    // A placeholder below another (`.vscode` for both of its files) is covered by it, and so
+    // is one inside a directory that is protected whole (`.cargo/config` when `.cargo`
+    // exists and is mounted read-only: nothing can be created there, and bubblewrap could
+    // not make the placeholder's mount point in it).
     let all = holders.clone();
     holders.retain(|h| {
         !all.iter()
             .any(|o| o.dir && h.path != o.path && h.path.starts_with(&o.path))
+            && !out
+                .iter()
+                .any(|p| h.path != *p && h.path.starts_with(p) && p.is_dir())
     });
     for p in out.iter().chain(holders.iter().map(|h| &h.path)) {
         let Some(w) = workspaces.iter().find(|w| p.starts_with(w)) else {

@@ -161,11 +161,21 @@ pub fn launch(args: SandboxArgs) -> Result<u8, CliError> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
     let mut stage2 = Command::new(exe);
     // The same arguments, marked as stage 2.
-    stage2
-        .arg("sandbox")
-        .arg("--stage2")
-        .args(std::env::args_os().skip(2));
-    match sandbox::launch(&spec, args.tmp.as_deref(), &args.cgroup, stage2) {
+    stage2.arg("sandbox").arg("--stage2");
+    // Run by hand (or by a hook's rewritten command) there is no session directory: the jail
+    // needs one for the files it generates (credential-free copies of ~/.npmrc and
+    // ~/.gitconfig) and as its /tmp; a private one is made, and removed when the program ends.
+    let tmp = match &args.tmp {
+        Some(t) => t.clone(),
+        None => {
+            let t =
+                private_tmp().map_err(|e| format!("cannot make the sandbox's directory: {e}"))?;
+            stage2.arg("--tmp").arg(&t);
+            t
+        }
+    };
+    stage2.args(std::env::args_os().skip(2));
+    match sandbox::launch(&spec, Some(&tmp), &args.cgroup, stage2) {
         Ok(code) => Ok(u8::try_from(code).unwrap_or(255)),
         Err(e) => fail(&e),
     }
@@ -211,4 +221,18 @@ fn print_plan(spec: &SandboxSpec) -> Result<u8, CliError> {
         println!("  {a}");
     }
     Ok(0)
+}
+
+/// A new directory only this user can enter, under the system's temporary directory.
+fn private_tmp() -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    let mut bytes = [0u8; 8];
+    getrandom::fill(&mut bytes).map_err(|e| std::io::Error::other(e.to_string()))?;
+    let dir = std::env::temp_dir().join(format!(
+        "shellgate-sandbox.{}.{:016x}",
+        std::process::id(),
+        u64::from_le_bytes(bytes)
+    ));
+    std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
+    Ok(dir)
 }
