@@ -750,25 +750,23 @@ fn the_plan_is_printable() {
     assert!(!out.contains("/run"), "{out}");
 }
 
-/// Protected names that do not exist yet cannot be created in the jail either (an empty
-/// read-only placeholder is mounted over each), and nothing of them is left in the workspace
-/// once the session ends.
+/// Protected names inside `.git` that do not exist yet cannot be created in the jail either
+/// (the read-only `hooks/`, or an empty read-only placeholder), and nothing of them is left
+/// in the workspace once the session ends. Missing names in the work tree get no placeholder
+/// (git would see them: see `sandbox::protect`), which the README states.
 #[test]
 fn missing_protected_files_cannot_be_created_and_leave_nothing_behind() {
     let dir = tempfile::tempdir().unwrap();
     let ws = dir.path().join("ws");
     std::fs::create_dir_all(&ws).unwrap();
     std::fs::write(dir.path().join("policy.toml"), POLICY).unwrap();
-    let names = [
-        ".claude/settings.json",
-        ".npmrc",
-        "shellgate.toml",
-        ".vscode/tasks.json",
-        ".mcp.json",
-        ".envrc",
-        ".cargo/config.toml",
-        ".husky/pre-commit",
-    ];
+    let g = Command::new("git")
+        .args(["init", "-q", "."])
+        .current_dir(&ws)
+        .output()
+        .unwrap();
+    assert!(g.status.success());
+    let names = [".git/hooks/pre-push", ".git/hooks/post-checkout"];
     let script: String = names
         .iter()
         .map(|n| {
@@ -792,12 +790,7 @@ fn missing_protected_files_cannot_be_created_and_leave_nothing_behind() {
         names.len()
     );
     for n in names {
-        let p = ws.join(n);
-        std::fs::remove_file(&p).unwrap();
-        let top = ws.join(Path::new(n).components().next().unwrap());
-        if top.is_dir() {
-            std::fs::remove_dir_all(top).unwrap();
-        }
+        std::fs::remove_file(ws.join(n)).unwrap();
     }
     assert_eq!(listing(&ws), before);
     let mut s = Serve::start(dir.path(), &ws, &["--timeout", "30"]);

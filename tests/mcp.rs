@@ -163,11 +163,9 @@ fn handshake_tools_and_refusals() {
         .map(|t| t["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["bash", "str_replace_based_edit_tool"]);
-    // `shellgate.toml` is the jail's read-only placeholder for the missing policy file, so
-    // that code in the session cannot plant a policy for the next hook (issue 23).
     assert_eq!(
         mcp.call(3, "bash", json!({"command": "ls"})),
-        ("a.txt\nshellgate.toml\n".into(), false)
+        ("a.txt\n".into(), false)
     );
     // Output is redacted before the client sees it.
     let (text, _) = mcp.call(

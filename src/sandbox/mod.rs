@@ -421,12 +421,14 @@ fn protect_in(
             out.push(parent.join(name));
             found = true;
         }
-        // Only hidden configuration (`.npmrc`, `.cargo/`, `.claude/`, `.git/hooks`) and the
-        // policy itself get a placeholder: an empty `Makefile`, `Cargo.toml`, `build.rs` or
-        // `package.json` would change what the build tools do (make would find no targets,
-        // cargo an empty build script), and those files are protected by the policy layer
-        // and kept by the snapshots of every call.
-        let holder_ok = rest.starts_with('.') || rest.starts_with("shellgate");
+        // Only names inside `.git` get a placeholder. One in the work tree is a file git sees:
+        // `git status` listed a dozen untracked placeholders in every session, `git add -A`
+        // committed empty `.npmrc`, `.envrc` and `shellgate.toml` files, `git clean -fdx`
+        // failed on their mount points, and an empty `Makefile`, `Cargo.toml` or `build.rs`
+        // changes what the build tools do. A missing protected name in the work tree can
+        // therefore be created by code in the jail (the policy layer still refuses it to
+        // shell commands and file tools, and every call's snapshot records it): README.
+        let holder_ok = rest.starts_with(".git/");
         if let (false, true, Some(h)) = (found, holder_ok, holders.as_deref_mut()) {
             let literal: String = name.chars().filter(|c| !matches!(c, '*' | '?')).collect();
             if exists(&parent) {
