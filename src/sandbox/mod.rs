@@ -516,7 +516,7 @@ mod tests {
     }
 
     #[test]
-    fn protect_finds_existing_names_and_holds_the_place_of_missing_ones() {
+    fn protect_finds_existing_names_and_holds_the_place_of_missing_ones_in_git() {
         let dir = tempfile::tempdir().unwrap();
         let ws = dir.path().to_path_buf();
         std::fs::create_dir_all(ws.join("sub/.claude")).unwrap();
@@ -536,10 +536,15 @@ mod tests {
             path: ws.join(p),
             dir,
         };
-        assert!(holders.contains(&want(".claude", true)), "{holders:?}");
-        assert!(holders.contains(&want(".npmrc", false)), "{holders:?}");
-        // A missing parent is held as a whole directory.
-        assert!(holders.contains(&want(".vscode", true)), "{holders:?}");
+        // A missing name in the work tree gets no placeholder (git would see it); one inside
+        // `.git` would, but `.git/hooks` exists and is protected whole here.
+        assert!(!holders.contains(&want(".claude", true)), "{holders:?}");
+        assert!(!holders.contains(&want(".npmrc", false)), "{holders:?}");
+        assert!(!holders.contains(&want(".vscode", true)), "{holders:?}");
+        assert!(
+            holders.iter().all(|h| h.path.starts_with(ws.join(".git"))),
+            "{holders:?}"
+        );
         // Only at the workspace root.
         assert!(!holders.iter().any(|h| h.path.starts_with(ws.join("sub"))));
     }
