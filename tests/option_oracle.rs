@@ -1141,7 +1141,7 @@ fn oracle(policy_name: &str, programs: &[&str]) -> Tally {
     let s = Scratch::new();
     let policy = shipped(policy_name);
     for program in programs {
-        let Some(rule) = policy.programs.get(*program) else {
+        let Some(rule) = policy.programs.get(program) else {
             t.skipped.push(format!("{program}: not in {policy_name}"));
             continue;
         };

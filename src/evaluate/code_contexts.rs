@@ -97,7 +97,7 @@ fn counts_lines(script: &crate::shell::Script) -> bool {
     let reads_only = last
         .redirects
         .iter()
-        .all(|r| r.op == RedirectOp::Read && r.fd.map_or(true, |fd| fd == 0));
+        .all(|r| r.op == RedirectOp::Read && r.fd.is_none_or(|fd| fd == 0));
     matches!(words.as_slice(), [wc, opt] if wc == "wc" && WC_COUNTS.contains(&opt.as_str()))
         && reads_only
         && last.assignments.is_empty()
@@ -519,7 +519,7 @@ impl Eval<'_> {
             "bind"
                 if args.iter().any(|w| {
                     w.static_value()
-                        .map_or(true, |t| t.starts_with('-') && t.contains('x'))
+                        .is_none_or(|t| t.starts_with('-') && t.contains('x'))
                 }) =>
             {
                 self.code_from_data(

@@ -169,7 +169,7 @@ fn active_hook(git_dir: &Path) -> Option<PathBuf> {
         .flatten()
         .map(|e| e.path())
         .find(|p| {
-            p.extension().map_or(true, |x| x != "sample")
+            p.extension().is_none_or(|x| x != "sample")
                 && std::fs::metadata(p)
                     .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
         })

@@ -115,7 +115,7 @@ fn touched(text: &str, strip: usize) -> Vec<Touched> {
             out.push(t);
         } else if let Some(p) = line.strip_prefix("--- ") {
             // A plain unified diff has no `diff --git` line: `---` after a hunk starts a file.
-            if out.last().map_or(true, |t| !t.content.is_empty()) {
+            if out.last().is_none_or(|t| !t.content.is_empty()) {
                 out.push(Touched::default());
             }
             if let (Some(p), Some(cur)) = (strip_path(p), out.last_mut()) {

@@ -348,7 +348,7 @@ pub(crate) fn secret_shaped(value: &[u8]) -> bool {
         .or_else(|| value.strip_suffix(b"="))
         .unwrap_or(value);
     let base64 = value.len() >= 8
-        && value.len() % 4 == 0
+        && value.len().is_multiple_of(4)
         && body
             .iter()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/'))
