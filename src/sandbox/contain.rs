@@ -51,7 +51,7 @@ pub fn kill_all_sessions() {
 static STOPPED: Mutex<BTreeMap<i32, &'static str>> = Mutex::new(BTreeMap::new());
 
 /// [`kill_all_sessions`], saying why: the call each session was running answers
-/// [`ExecError::Stopped`](super::ExecError::Stopped) with `cause` (such as `end of input`).
+/// `middleware::ExecError::Stopped` with `cause` (such as `end of input`).
 pub fn stop_all_sessions(cause: &'static str) {
     {
         let groups: Vec<i32> = live().keys().copied().collect();

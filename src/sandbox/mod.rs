@@ -6,8 +6,8 @@
 //! - [`plan`]: spec → [`JailPlan`](plan::JailPlan), the mount view and namespaces bubblewrap
 //!   builds, printable with `policy-check sandbox --print-plan`.
 //! - [`cgroup`]: one cgroup per session (memory, processes, CPU), and the end-of-call kill.
-//! - [`landlock`] and [`seccomp`]: the second wall, applied inside the jail.
-//! - [`launch`]: the launcher (`policy-check sandbox`), the one entry point the session uses.
+//! - [`landlock`] and `seccomp`: the second wall, applied inside the jail.
+//! - `launch`: the launcher (`policy-check sandbox`), the one entry point the session uses.
 //! - [`contain`]: whatever a session starts ends with it.
 //!
 //! The session's shell starts as
