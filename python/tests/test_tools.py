@@ -241,9 +241,10 @@ def test_the_reference_session_runs_in_the_kernel_sandbox(setup, tmp_path):
     secret.write_text("top secret\n")
     with shellgate.Guard(policy, cwd=ws, launcher=binary()) as g:
         assert g.sandboxed
-        # Its own PID namespace: the shell sees itself as PID 1's child tree only.
+        # Its own PID namespace: the shell is one of its first processes (PID 1 is the
+        # jail's init, or the launcher without the jail), never a host PID.
         r = g.handle(tool_use(1, "bash", command="echo $$"))
-        assert r["content"] == "1\n", r
+        assert int(r["content"]) <= 3, r
         # A symlink the policy's lexical check cannot see through is stopped by Landlock.
         g.handle(tool_use(2, "bash", command=f"ln -s {secret} link"))
         r = g.handle(tool_use(3, "bash", command="cat link"))
