@@ -122,6 +122,13 @@ pub fn launch(args: SandboxArgs) -> Result<u8, CliError> {
             };
             let mut spec = SandboxSpec::from_policy(&policy, &Context::new(ws));
             spec.landlock = true;
+            // Stage 2 reads the policy again inside the jail: its files must be in view there
+            // (a hook's policy above a workspace started in a subdirectory is not), read-only.
+            for source in policy.sources.iter().filter(|s| !s.starts_with("shipped:")) {
+                if let Ok(abs) = std::path::absolute(source) {
+                    spec.read.push(abs);
+                }
+            }
             spec
         }
         (None, None) => SandboxSpec {
