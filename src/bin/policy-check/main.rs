@@ -577,7 +577,7 @@ fn run(cli: Cli) -> Result<u8, CliError> {
 /// below this).
 const MAX_LINE: usize = 16 << 20;
 
-enum LineRead {
+pub(crate) enum LineRead {
     Line,
     TooLong,
     Eof,
@@ -585,7 +585,7 @@ enum LineRead {
 
 /// Read one line into `buf` (without the newline), holding at most `max` bytes: a longer line
 /// is consumed and reported, so endless input cannot exhaust memory.
-fn read_line_capped(
+pub(crate) fn read_line_capped(
     input: &mut impl BufRead,
     buf: &mut Vec<u8>,
     max: usize,

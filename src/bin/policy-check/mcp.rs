@@ -30,7 +30,7 @@
 //!   ends the server.
 
 use std::collections::HashSet;
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc as std_mpsc;
 use std::sync::{Arc, Mutex};
@@ -191,9 +191,9 @@ fn read_messages(
     };
     loop {
         lineno += 1;
-        match read_line(&mut input, &mut line) {
-            Ok(Read::Eof) => break,
-            Ok(Read::TooLong) => {
+        match crate::read_line_capped(&mut input, &mut line, MAX_MESSAGE) {
+            Ok(crate::LineRead::Eof) => break,
+            Ok(crate::LineRead::TooLong) => {
                 reply(
                     lineno,
                     -32600,
@@ -202,7 +202,7 @@ fn read_messages(
                 );
                 continue;
             }
-            Ok(Read::Line) => {}
+            Ok(crate::LineRead::Line) => {}
             Err(e) => {
                 eprintln!("policy-check mcp: stdin: {e}");
                 break;
@@ -276,47 +276,6 @@ fn read_messages(
     // End of input: the client is shutting down. Whatever runs is killed now (rmcp waits for
     // in-flight calls before it stops).
     contain::stop_all_sessions("end of input: the client closed stdin");
-}
-
-enum Read {
-    Line,
-    TooLong,
-    Eof,
-}
-
-/// One line into `buf` (without the newline), holding at most [`MAX_MESSAGE`] bytes.
-fn read_line(input: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Result<Read> {
-    buf.clear();
-    let mut too_long = false;
-    let mut any = false;
-    loop {
-        let chunk = input.fill_buf()?;
-        if chunk.is_empty() {
-            return Ok(match (any, too_long) {
-                (false, _) => Read::Eof,
-                (true, true) => Read::TooLong,
-                (true, false) => Read::Line,
-            });
-        }
-        any = true;
-        let (part, done) = match chunk.iter().position(|&b| b == b'\n') {
-            Some(i) => (&chunk[..i], Some(i + 1)),
-            None => (chunk, None),
-        };
-        if !too_long {
-            if buf.len() + part.len() > MAX_MESSAGE {
-                too_long = true;
-                buf.clear();
-            } else {
-                buf.extend_from_slice(part);
-            }
-        }
-        let used = done.unwrap_or(chunk.len());
-        input.consume(used);
-        if done.is_some() {
-            return Ok(if too_long { Read::TooLong } else { Read::Line });
-        }
-    }
 }
 
 /// The MCP side: tool listing and calls, handed to the [`Worker`].
