@@ -308,3 +308,507 @@ fn end_of_input_kills_a_running_command_at_once() {
     assert!(status.success(), "{status:?}");
     assert!(processes_with(&argv).is_empty());
 }
+
+/// `policy-check mcp --http`: raw HTTP/1.1 requests over a std `TcpStream` (one request per
+/// connection), the session lifecycle, the gates (loopback, token, Origin, Host) and a
+/// hostile client. The official Python client's run over HTTP is in
+/// python/tests/test_mcp_client.py.
+mod http {
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::net::TcpStream;
+    use std::process::{Child, Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    use serde_json::{json, Value};
+
+    use super::{processes_with, wait_timeout, wait_until};
+
+    /// A server on a free loopback port.
+    struct Server {
+        child: Child,
+        port: u16,
+    }
+
+    impl Server {
+        fn start(workspace: &std::path::Path, extra: &[&str]) -> Server {
+            let mut child = Command::new(env!("CARGO_BIN_EXE_policy-check"))
+                .args([
+                    "mcp",
+                    "--policy",
+                    "developer",
+                    "--http",
+                    "127.0.0.1:0",
+                    "--cwd",
+                ])
+                .arg(workspace)
+                .args(extra)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("start policy-check mcp --http");
+            let mut stderr = BufReader::new(child.stderr.take().unwrap());
+            let mut line = String::new();
+            stderr.read_line(&mut line).unwrap();
+            let port = line
+                .trim()
+                .strip_prefix("policy-check mcp: listening on http://127.0.0.1:")
+                .and_then(|rest| rest.strip_suffix("/mcp"))
+                .and_then(|p| p.parse().ok())
+                .unwrap_or_else(|| panic!("no address in {line:?}"));
+            // Keep reading stderr so the server never blocks on it.
+            std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+            Server { child, port }
+        }
+
+        /// One request; `headers` as `Name: value` lines.
+        fn request(&self, method: &str, headers: &[String], body: &[u8]) -> Response {
+            read_response(self.send(method, headers, body))
+        }
+
+        /// Send one request; the answer is to be read from the stream.
+        fn send(&self, method: &str, headers: &[String], body: &[u8]) -> TcpStream {
+            let mut stream = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+            stream
+                .set_read_timeout(Some(Duration::from_secs(20)))
+                .unwrap();
+            let mut head = format!(
+                "{method} /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\nContent-Length: {}\r\n",
+                self.port,
+                body.len()
+            );
+            for h in headers {
+                head.push_str(h);
+                head.push_str("\r\n");
+            }
+            head.push_str("\r\n");
+            stream.write_all(head.as_bytes()).unwrap();
+            // A refusal may come before the whole body is read (and the socket closed).
+            let _ = stream.write_all(body);
+            stream
+        }
+
+        /// A JSON-RPC POST in session `session` (if any).
+        fn post(&self, session: Option<&str>, message: &Value) -> Response {
+            self.request(
+                "POST",
+                &mcp_headers(session),
+                message.to_string().as_bytes(),
+            )
+        }
+
+        /// `initialize` then `notifications/initialized`: the session id.
+        fn initialize(&self) -> String {
+            let init = self.post(
+                None,
+                &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                    "protocolVersion": "2025-11-25", "capabilities": {},
+                    "clientInfo": {"name": "raw-http", "version": "0"}}}),
+            );
+            assert_eq!(init.status, 200, "{}", init.text());
+            assert_eq!(
+                init.messages()[0]["result"]["serverInfo"]["name"],
+                "shellgate"
+            );
+            let id = init
+                .header("mcp-session-id")
+                .expect("a session id")
+                .to_string();
+            let ack = self.post(
+                Some(&id),
+                &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            );
+            assert_eq!(ack.status, 202);
+            id
+        }
+
+        fn call(&self, session: &str, id: i64, tool: &str, arguments: Value) -> (String, bool) {
+            let answer = self.post(
+                Some(session),
+                &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                    "params": {"name": tool, "arguments": arguments}}),
+            );
+            let messages = answer.messages();
+            let result = messages
+                .iter()
+                .find(|m| m["id"] == json!(id))
+                .unwrap_or_else(|| panic!("no answer to {id}: {}", answer.text()));
+            let result = &result["result"];
+            let text = result["content"][0]["text"].as_str().unwrap_or_default();
+            (text.to_string(), result["isError"] == json!(true))
+        }
+    }
+
+    impl Drop for Server {
+        fn drop(&mut self) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+
+    fn mcp_headers(session: Option<&str>) -> Vec<String> {
+        let mut h = vec![
+            "Content-Type: application/json".to_string(),
+            "Accept: application/json, text/event-stream".to_string(),
+        ];
+        if let Some(s) = session {
+            h.push(format!("Mcp-Session-Id: {s}"));
+            h.push("MCP-Protocol-Version: 2025-11-25".into());
+        }
+        h
+    }
+
+    struct Response {
+        status: u16,
+        headers: Vec<(String, String)>,
+        body: Vec<u8>,
+    }
+
+    impl Response {
+        fn header(&self, name: &str) -> Option<&str> {
+            self.headers
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.as_str())
+        }
+
+        fn text(&self) -> String {
+            String::from_utf8_lossy(&self.body).into_owned()
+        }
+
+        /// The JSON-RPC messages: the body itself (JSON), or each SSE `data:` line.
+        fn messages(&self) -> Vec<Value> {
+            if self.header("content-type") == Some("application/json") {
+                return vec![serde_json::from_slice(&self.body).unwrap()];
+            }
+            self.text()
+                .lines()
+                .filter_map(|l| l.strip_prefix("data:"))
+                .map(str::trim)
+                .filter(|d| !d.is_empty())
+                .map(|d| serde_json::from_str(d).unwrap())
+                .collect()
+        }
+    }
+
+    /// Read a response to the end of the connection (chunked bodies decoded).
+    fn read_response(stream: TcpStream) -> Response {
+        let mut reader = BufReader::new(stream);
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        while line.starts_with("HTTP/1.1 100") {
+            // `100 Continue`, then a blank line, then the real status line.
+            line.clear();
+            reader.read_line(&mut line).unwrap();
+            line.clear();
+            reader.read_line(&mut line).unwrap();
+        }
+        let status = line
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("no status line: {line:?}"));
+        let mut headers = Vec::new();
+        loop {
+            line.clear();
+            reader.read_line(&mut line).unwrap();
+            let l = line.trim_end();
+            if l.is_empty() {
+                break;
+            }
+            let (n, v) = l.split_once(':').unwrap();
+            headers.push((n.trim().to_string(), v.trim().to_string()));
+        }
+        let chunked = headers
+            .iter()
+            .any(|(n, v)| n.eq_ignore_ascii_case("transfer-encoding") && v == "chunked");
+        let mut body = Vec::new();
+        if chunked {
+            loop {
+                line.clear();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                    break;
+                }
+                let size = usize::from_str_radix(line.trim(), 16).unwrap();
+                if size == 0 {
+                    break;
+                }
+                let mut chunk = vec![0; size + 2];
+                reader.read_exact(&mut chunk).unwrap();
+                body.extend_from_slice(&chunk[..size]);
+            }
+        } else {
+            let _ = reader.read_to_end(&mut body);
+        }
+        Response {
+            status,
+            headers,
+            body,
+        }
+    }
+
+    #[test]
+    fn tools_run_and_refusals_name_the_rule() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "hi\n").unwrap();
+        let server = Server::start(dir.path(), &[]);
+        let session = server.initialize();
+        let tools = server.post(
+            Some(&session),
+            &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+        );
+        let names: Vec<String> = tools.messages()[0]["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(names, ["bash", "str_replace_based_edit_tool"]);
+        assert_eq!(
+            server.call(&session, 3, "bash", json!({"command": "ls"})),
+            ("a.txt\n".into(), false)
+        );
+        let (text, is_error) =
+            server.call(&session, 4, "bash", json!({"command": "cat /etc/shadow"}));
+        assert!(is_error && text.contains("[path-read-outside]"), "{text}");
+        let outside = dir.path().with_extension("outside");
+        let (text, is_error) = server.call(
+            &session,
+            5,
+            "str_replace_based_edit_tool",
+            json!({"command": "create", "path": outside, "file_text": "x"}),
+        );
+        assert!(is_error && text.contains("[path-write-outside]"), "{text}");
+        assert!(!outside.exists());
+        // Two sessions have two shells: a directory change in one is not seen in the other.
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        let other = server.initialize();
+        assert_ne!(other, session);
+        assert!(
+            !server
+                .call(&other, 6, "bash", json!({"command": "cd sub"}))
+                .1
+        );
+        let here = std::fs::canonicalize(dir.path()).unwrap();
+        assert_eq!(
+            server
+                .call(&session, 7, "bash", json!({"command": "pwd"}))
+                .0,
+            format!("{}\n", here.display())
+        );
+        assert_eq!(
+            server.call(&other, 8, "bash", json!({"command": "pwd"})).0,
+            format!("{}/sub\n", here.display())
+        );
+    }
+
+    #[test]
+    fn a_hostile_client_gets_statuses_not_a_crash() {
+        let dir = tempfile::tempdir().unwrap();
+        let server = Server::start(dir.path(), &[]);
+        let call = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+            "params": {"name": "bash", "arguments": {"command": "touch pwned"}}});
+        // A call before initialize, with no session or an unknown one.
+        assert_eq!(server.post(None, &call).status, 400);
+        assert_eq!(server.post(Some("no-such-session"), &call).status, 404);
+        let session = server.initialize();
+        let raw = |body: &[u8]| server.request("POST", &mcp_headers(Some(&session)), body);
+        // Not JSON, a batch, JSON that is no MCP message: JSON-RPC errors, as over stdio.
+        let parse = raw(b"{\"jsonrpc\": \"2.0\", \"id\": 11, \"method\": ");
+        assert_eq!(parse.status, 400);
+        assert_eq!(parse.messages()[0]["error"]["code"], -32700);
+        let batch = raw(b"[{\"jsonrpc\": \"2.0\", \"id\": 12, \"method\": \"ping\"}]");
+        assert_eq!(batch.messages()[0]["error"]["code"], -32600);
+        let bad = raw(b"{\"jsonrpc\": \"1.0\", \"id\": 13, \"method\": 7}");
+        assert_eq!(
+            (
+                bad.messages()[0]["error"]["code"].clone(),
+                bad.messages()[0]["id"].clone()
+            ),
+            (json!(-32600), json!(13))
+        );
+        // A body past the cap.
+        let mut huge =
+            b"{\"jsonrpc\": \"2.0\", \"id\": 14, \"method\": \"ping\", \"params\": {\"x\": \""
+                .to_vec();
+        huge.resize(huge.len() + (17 << 20), b'a');
+        huge.extend_from_slice(b"\"}}");
+        assert_eq!(raw(&huge).status, 413);
+        // An unknown protocol version, a wrong path, a wrong method.
+        let mut headers = mcp_headers(Some(&session));
+        headers.retain(|h| !h.starts_with("MCP-Protocol-Version"));
+        headers.push("MCP-Protocol-Version: 1999-01-01".into());
+        let ping = json!({"jsonrpc": "2.0", "id": 15, "method": "ping"}).to_string();
+        assert_eq!(
+            server.request("POST", &headers, ping.as_bytes()).status,
+            400
+        );
+        assert_eq!(
+            server
+                .request("PUT", &mcp_headers(Some(&session)), b"")
+                .status,
+            405
+        );
+        // DNS rebinding: a web page's Origin, a Host that is not loopback.
+        let mut from_page = mcp_headers(Some(&session));
+        from_page.push("Origin: http://attacker.example".into());
+        assert_eq!(
+            server.request("POST", &from_page, ping.as_bytes()).status,
+            403
+        );
+        let mut stream = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+        write!(
+            stream,
+            "POST /mcp HTTP/1.1\r\nHost: attacker.example\r\nConnection: close\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Session-Id: {session}\r\nContent-Length: {}\r\n\r\n{ping}",
+            ping.len()
+        )
+        .unwrap();
+        assert_eq!(read_response(stream).status, 403);
+        // Still serving, and nothing ran.
+        assert_eq!(
+            server.call(&session, 16, "bash", json!({"command": "echo ok"})),
+            ("ok\n".into(), false)
+        );
+        assert!(!dir.path().join("pwned").exists());
+    }
+
+    #[test]
+    fn non_loopback_needs_allow_remote_and_a_token() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = |args: &[&str]| {
+            Command::new(env!("CARGO_BIN_EXE_policy-check"))
+                .args(["mcp", "--policy", "developer", "--cwd"])
+                .arg(dir.path())
+                .args(args)
+                .output()
+                .unwrap()
+        };
+        let out = run(&["--http", "0.0.0.0:0"]);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("not a loopback address"));
+        let out = run(&["--http", "0.0.0.0:0", "--allow-remote"]);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("--allow-remote needs --token-file"));
+    }
+
+    #[test]
+    fn a_token_is_required_when_given() {
+        let dir = tempfile::tempdir().unwrap();
+        let token = "0123456789abcdef0123456789abcdef";
+        let file = dir.path().join("token");
+        std::fs::write(&file, format!("{token}\n")).unwrap();
+        let ws = dir.path().join("ws");
+        std::fs::create_dir(&ws).unwrap();
+        let server = Server::start(&ws, &["--token-file", file.to_str().unwrap()]);
+        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "raw-http", "version": "0"}}})
+        .to_string();
+        let mut headers = mcp_headers(None);
+        let refused = server.request("POST", &headers, init.as_bytes());
+        assert_eq!(refused.status, 401);
+        assert_eq!(refused.header("www-authenticate"), Some("Bearer"));
+        headers.push(format!("Authorization: Bearer {token}x"));
+        assert_eq!(
+            server.request("POST", &headers, init.as_bytes()).status,
+            401
+        );
+        headers.pop();
+        headers.push(format!("Authorization: Bearer {token}"));
+        assert_eq!(
+            server.request("POST", &headers, init.as_bytes()).status,
+            200
+        );
+    }
+
+    #[test]
+    fn cancel_and_delete_kill_what_the_calls_started() {
+        let dir = tempfile::tempdir().unwrap();
+        let server = Server::start(dir.path(), &[]);
+        let (one, two) = (server.initialize(), server.initialize());
+        let start = |session: &str, secs: &str| {
+            let message = json!({"jsonrpc": "2.0", "id": 20, "method": "tools/call", "params": {
+                "name": "bash", "arguments": {"command": format!("(sleep {secs} &) ; sleep {secs}")}}});
+            let stream = server.send(
+                "POST",
+                &mcp_headers(Some(session)),
+                message.to_string().as_bytes(),
+            );
+            std::thread::spawn(move || read_response(stream))
+        };
+        let (a, b) = (["sleep", "100.61"], ["sleep", "100.62"]);
+        let first = start(&one, "100.61");
+        let second = start(&two, "100.62");
+        assert!(
+            wait_until(Duration::from_secs(10), || processes_with(&a).len() == 2
+                && processes_with(&b).len() == 2),
+            "the sleeps never started"
+        );
+        // Cancelling the call of one session kills its processes, not the other session's.
+        let cancel = server.post(
+            Some(&one),
+            &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": 20, "reason": "stop"}}),
+        );
+        assert_eq!(cancel.status, 202);
+        assert!(
+            wait_until(Duration::from_secs(5), || processes_with(&a).is_empty()),
+            "left running: {:?}",
+            processes_with(&a)
+        );
+        assert_eq!(processes_with(&b).len(), 2);
+        let _ = first.join();
+        assert_eq!(
+            server.call(&one, 21, "bash", json!({"command": "echo again"})),
+            ("again\n".into(), false)
+        );
+        // Ending the other session (DELETE) kills its running call at once.
+        let started = Instant::now();
+        let deleted = server.request("DELETE", &mcp_headers(Some(&two)), b"");
+        assert_eq!(deleted.status, 202);
+        assert!(
+            wait_until(Duration::from_secs(2), || processes_with(&b).is_empty()),
+            "left running: {:?}",
+            processes_with(&b)
+        );
+        assert!(started.elapsed() < Duration::from_secs(2));
+        let _ = second.join();
+        assert_eq!(
+            server
+                .post(
+                    Some(&two),
+                    &json!({"jsonrpc": "2.0", "id": 22, "method": "ping"})
+                )
+                .status,
+            404
+        );
+    }
+
+    #[test]
+    fn stopping_the_server_kills_every_session() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut server = Server::start(dir.path(), &[]);
+        let session = server.initialize();
+        let argv = ["sleep", "100.63"];
+        let body = json!({"jsonrpc": "2.0", "id": 30, "method": "tools/call", "params": {
+            "name": "bash", "arguments": {"command": "sleep 100.63"}}});
+        let _stream = server.send(
+            "POST",
+            &mcp_headers(Some(&session)),
+            body.to_string().as_bytes(),
+        );
+        assert!(wait_until(Duration::from_secs(10), || processes_with(
+            &argv
+        )
+        .len()
+            == 1));
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(server.child.id() as i32),
+            nix::sys::signal::Signal::SIGTERM,
+        )
+        .unwrap();
+        let status = wait_timeout(&mut server.child, Duration::from_secs(5)).expect("it exits");
+        assert_eq!(status.code(), Some(128 + 15));
+        assert!(processes_with(&argv).is_empty());
+    }
+}

@@ -63,6 +63,27 @@ pub fn stop_all_sessions(cause: &'static str) {
     kill_all_sessions();
 }
 
+/// [`stop_all_sessions`] for one session only, the one of process group `pgid` (what
+/// [`BashSession::pid`](crate::middleware::BashSession::pid) returns), saying why; other
+/// sessions of this process go on (`policy-check mcp --http` serves one per client). A
+/// group that is no longer live is left alone.
+pub fn stop_session(pgid: u32, cause: &'static str) {
+    let Ok(g) = i32::try_from(pgid) else {
+        return;
+    };
+    // Under the lock of the live sessions, so that the group cannot end and its number be
+    // reused in between.
+    let live = live();
+    if !live.contains_key(&g) {
+        return;
+    }
+    STOPPED
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(g, cause);
+    let _ = killpg(Pid::from_raw(g), Signal::SIGKILL);
+}
+
 /// The cause given to [`stop_all_sessions`] for the session of process group `pgid`, once.
 pub(crate) fn take_stop_cause(pgid: i32) -> Option<&'static str> {
     STOPPED

@@ -262,7 +262,8 @@ enum Cmd {
         tools: serve::ToolArgs,
     },
     /// Serve the guarded bash tool and text editor tool to an MCP host over stdio (the host
-    /// starts `policy-check mcp --policy P --cwd DIR`): docs/serve.md.
+    /// starts `policy-check mcp --policy P --cwd DIR`), or over Streamable HTTP on a local
+    /// address (`--http 127.0.0.1:8931`): docs/serve.md.
     #[cfg(feature = "mcp")]
     Mcp {
         #[command(flatten)]
@@ -283,6 +284,8 @@ enum Cmd {
         ask: mcp::McpAsk,
         #[command(flatten)]
         session: serve::SessionArgs,
+        #[command(flatten)]
+        http: mcp::http::HttpArgs,
     },
     /// Restore the workspace to before the latest call that changed it (repeat to walk
     /// back), or with --to ID to before the call with that tool_use id. Undo is undoable
@@ -518,17 +521,22 @@ fn run(cli: Cli) -> Result<u8, CliError> {
             audit,
             ask,
             session,
+            http,
         } => {
             let policy = load(&policy)?;
             let ctx = context(cwd)?;
-            mcp::mcp(mcp::McpOptions {
+            let options = mcp::McpOptions {
                 policy,
                 cwd: ctx.cwd,
                 timeout,
                 session,
                 ask,
                 audit,
-            })
+            };
+            match http.http {
+                Some(_) => mcp::http::serve(options, &http),
+                None => mcp::mcp(options),
+            }
         }
         Cmd::Sandbox(args) => sandbox::launch(args),
         Cmd::Undo {

@@ -29,9 +29,12 @@
 //!   `initialize` gets `-32600` saying to initialize first; each also goes to stderr. None
 //!   ends the server.
 
+pub mod http;
+
 use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc as std_mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -41,10 +44,10 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ClientJsonRpcMessage, ClientResult,
     ContentBlock, ElicitRequest, ElicitRequestParams, ElicitationAction, ElicitationSchema,
     Implementation, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
-    ProtocolVersion, ServerCapabilities, ServerConfig, ServerJsonRpcMessage, ServerRequest, Tool,
-    ToolAnnotations,
+    ProtocolVersion, RequestId, ServerCapabilities, ServerConfig, ServerJsonRpcMessage,
+    ServerRequest, Tool, ToolAnnotations,
 };
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::{NotificationContext, OriginatingRequestId, RequestContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{json, Value};
 use shellgate::middleware::{contain, ApprovalRequest, BashSession, Guard, ToolSet, ToolUse};
@@ -74,7 +77,8 @@ pub enum McpAsk {
     Deny,
 }
 
-/// What `policy-check mcp` runs with.
+/// What `policy-check mcp` runs with (over HTTP, each MCP session gets a copy).
+#[derive(Clone)]
 pub struct McpOptions {
     /// The policy.
     pub policy: Policy,
@@ -119,7 +123,7 @@ pub fn mcp(options: McpOptions) -> Result<u8, CliError> {
         });
     }
     spawn("shellgate-mcp-in", move || read_messages(to_rmcp, &lines));
-    let server = Server { worker };
+    let server = Server::new(worker);
     let sink = to_client.sink_map_err(|e| std::io::Error::other(e.to_string()));
     let code = runtime.block_on(async move {
         match server.serve((sink, from_client)).await {
@@ -278,9 +282,26 @@ fn read_messages(
     contain::stop_all_sessions("end of input: the client closed stdin");
 }
 
-/// The MCP side: tool listing and calls, handed to the [`Worker`].
-struct Server {
+/// The MCP side of one MCP session: tool listing and calls, handed to its [`Worker`].
+/// Dropped when the session ends (end of input; over HTTP a `DELETE`, the idle timeout or
+/// the server stopping): then everything its calls started is killed.
+pub(super) struct Server {
     worker: Arc<Worker>,
+    /// Held while the session lives (`--http` counts sessions with it, and finds them by
+    /// their `Mcp-Session-Id`).
+    slot: Option<http::Slot>,
+}
+
+impl Server {
+    fn new(worker: Arc<Worker>) -> Server {
+        Server { worker, slot: None }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.worker.shutdown("the MCP session ended");
+    }
 }
 
 impl ServerHandler for Server {
@@ -329,10 +350,17 @@ impl ServerHandler for Server {
             ));
         }
         let input = Value::Object(request.arguments.unwrap_or_default());
+        if let Some(slot) = &self.slot {
+            slot.bind(&context.extensions, &self.worker);
+        }
         let workspace = self.worker.workspace_for(&context.peer).await;
-        let (seq, reply) = self
-            .worker
-            .submit(name, input, workspace, context.peer.clone())?;
+        let (seq, reply) = self.worker.submit(
+            name,
+            input,
+            workspace,
+            context.peer.clone(),
+            context.id.clone(),
+        )?;
         let mut in_flight = InFlight {
             seq,
             worker: self.worker.clone(),
@@ -586,6 +614,9 @@ struct Job {
     input: Value,
     workspace: Workspace,
     peer: Peer<RoleServer>,
+    /// The `tools/call` request's id: a request to the client made for it (elicitation)
+    /// rides that call's stream over HTTP.
+    request: RequestId,
     reply: tokio::sync::oneshot::Sender<(String, bool)>,
 }
 
@@ -595,6 +626,11 @@ struct Worker {
     next: Mutex<u64>,
     /// The call running now, and calls cancelled before they started.
     state: Mutex<(Option<u64>, HashSet<u64>)>,
+    /// The process group of the bash session while a call runs: what a cancellation kills
+    /// (this session's only, whatever other sessions the server has).
+    pgid: Mutex<Option<u32>>,
+    /// The MCP session ended: calls still queued are not started.
+    closed: AtomicBool,
     /// The client's root URIs, once read (`None`: to be read again).
     roots: Mutex<Option<Vec<String>>>,
     policy_name: String,
@@ -614,6 +650,8 @@ impl Worker {
             jobs: Mutex::new(Some(tx)),
             next: Mutex::new(0),
             state: Mutex::new((None, HashSet::new())),
+            pgid: Mutex::new(None),
+            closed: AtomicBool::new(false),
             roots: Mutex::new(None),
             policy_name: options.policy.name.clone(),
             root: root.clone(),
@@ -627,8 +665,14 @@ impl Worker {
                 handle,
                 guard: None,
                 built_for: None,
+                worker: shared.clone(),
+                call_id: Arc::new(Mutex::new(None)),
             };
             for job in rx {
+                if shared.closed.load(Ordering::SeqCst) {
+                    let _ = job.reply.send(("the MCP session ended".into(), true));
+                    continue;
+                }
                 {
                     let mut state = lock(&shared.state);
                     if state.1.remove(&job.seq) {
@@ -637,7 +681,11 @@ impl Worker {
                     state.0 = Some(job.seq);
                 }
                 let answer = run.call(&job);
-                lock(&shared.state).0 = None;
+                {
+                    let mut state = lock(&shared.state);
+                    state.0 = None;
+                    *lock(&shared.pgid) = None;
+                }
                 let _ = job.reply.send(answer);
             }
             // Dropping the guard kills the session's process group.
@@ -652,6 +700,7 @@ impl Worker {
         input: Value,
         workspace: Workspace,
         peer: Peer<RoleServer>,
+        request: RequestId,
     ) -> Result<(u64, tokio::sync::oneshot::Receiver<(String, bool)>), ErrorData> {
         let seq = {
             let mut n = lock(&self.next);
@@ -665,6 +714,7 @@ impl Worker {
             input,
             workspace,
             peer,
+            request,
             reply,
         };
         let sent = lock(&self.jobs).as_ref().map(|tx| tx.send(job).is_ok());
@@ -677,13 +727,32 @@ impl Worker {
         Ok((seq, rx))
     }
 
-    /// End call `seq`: kill the session if it is running, else never start it.
+    /// End call `seq`: kill this session's bash if the call is running, else never start it.
     fn cancel(&self, seq: u64) {
         let mut state = lock(&self.state);
         if state.0 == Some(seq) {
-            contain::stop_all_sessions("cancelled by the client");
+            match *lock(&self.pgid) {
+                Some(pgid) => contain::stop_session(pgid, "cancelled by the client"),
+                // Still building its session: the call sees the mark before it runs.
+                None => {
+                    state.1.insert(seq);
+                }
+            }
         } else {
             state.1.insert(seq);
+        }
+    }
+
+    /// The MCP session ended: no call starts any more, the running one is killed, and the
+    /// worker thread ends (dropping the guard, which kills the session's process group).
+    fn shutdown(&self, cause: &'static str) {
+        self.closed.store(true, Ordering::SeqCst);
+        drop(lock(&self.jobs).take());
+        let state = lock(&self.state);
+        if state.0.is_some() {
+            if let Some(pgid) = *lock(&self.pgid) {
+                contain::stop_session(pgid, cause);
+            }
         }
     }
 
@@ -736,6 +805,9 @@ struct Running {
     handle: tokio::runtime::Handle,
     guard: Option<Guard<BashSession>>,
     built_for: Option<(Workspace, bool)>,
+    worker: Arc<Worker>,
+    /// The request id of the call running now, for the approver.
+    call_id: Arc<Mutex<Option<RequestId>>>,
 }
 
 impl Running {
@@ -771,6 +843,22 @@ impl Running {
         let Some(guard) = self.guard.as_mut() else {
             return ("Error: the bash session is not running".into(), true);
         };
+        // The session's process group, for a cancellation to kill: started now if it died
+        // (a failed restart), so that the call runs in the group a cancellation sees.
+        if guard.executor().pid().is_none() {
+            let _ = shellgate::middleware::Executor::restart(guard.executor_mut());
+        }
+        {
+            let mut state = lock(&self.worker.state);
+            if self.worker.closed.load(Ordering::SeqCst) {
+                return ("the MCP session ended".into(), true);
+            }
+            if state.1.remove(&job.seq) {
+                return ("cancelled before it ran".into(), true);
+            }
+            *lock(&self.worker.pgid) = guard.executor().pid();
+        }
+        *lock(&self.call_id) = Some(job.request.clone());
         let tool_use = ToolUse {
             kind: "tool_use".into(),
             id: format!("mcp-{}", job.seq),
@@ -816,8 +904,10 @@ impl Running {
         if elicit {
             let peer = peer.clone();
             let handle = self.handle.clone();
+            let call = self.call_id.clone();
             guard = guard.with_approver(move |request: &ApprovalRequest<'_>| {
-                ask_user(&handle, &peer, request)
+                let call = lock(&call).clone();
+                ask_user(&handle, &peer, call, request)
             });
         }
         Ok(guard)
@@ -828,6 +918,7 @@ impl Running {
 fn ask_user(
     handle: &tokio::runtime::Handle,
     peer: &Peer<RoleServer>,
+    call: Option<RequestId>,
     request: &ApprovalRequest<'_>,
 ) -> bool {
     let reasons: Vec<String> = request
@@ -853,7 +944,13 @@ fn ask_user(
     // `elicitation/create` sent as a plain request: rmcp's `create_elicitation` helper is
     // behind its `elicitation` feature, which pulls `url` and its ~45 crates for a URL mode
     // this server never uses.
-    let request = ServerRequest::ElicitRequest(ElicitRequest::new(params));
+    let mut request = ServerRequest::ElicitRequest(ElicitRequest::new(params));
+    // Over HTTP the question rides the stream of the call that asks it (the client may
+    // have no standalone GET stream open); rmcp sets this only inside the handler's task.
+    if let Some(id) = call {
+        use rmcp::model::GetExtensions;
+        request.extensions_mut().insert(OriginatingRequestId(id));
+    }
     let answer = handle
         .block_on(async { tokio::time::timeout(ELICIT_TIMEOUT, peer.send_request(request)).await });
     match answer {

@@ -51,7 +51,7 @@ use shellgate::Policy;
 use crate::approve::{approval_response, Ask, Event, LineApprover, Lines};
 
 /// Session options shared by `serve` and `run`.
-#[derive(clap::Args)]
+#[derive(clap::Args, Clone)]
 pub struct SessionArgs {
     /// Run bash directly, without the launcher: no Landlock, no PID namespace (commands
     /// that need the sandbox are refused with `sandbox-required`).
