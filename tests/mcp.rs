@@ -765,7 +765,7 @@ mod http {
         // Ending the other session (DELETE) kills its running call at once.
         let started = Instant::now();
         let deleted = server.request("DELETE", &mcp_headers(Some(&two)), b"");
-        assert_eq!(deleted.status, 202);
+        assert_eq!(deleted.status, 204);
         assert!(
             wait_until(Duration::from_secs(2), || processes_with(&b).is_empty()),
             "left running: {:?}",

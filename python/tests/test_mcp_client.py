@@ -2,11 +2,14 @@
 
 Opt-in for local runs: SHELLGATE_MCP_TEST=1 and SHELLGATE_POLICY_CHECK=path/to/policy-check
 (.ci/run sets both). Each test starts its own server in a fresh workspace with the shipped
-`developer` policy, through the SDK's own stdio transport and its default connect mode
-(`server/discover`, then the `initialize` fallback the server answers).
+`developer` policy and runs twice: through the SDK's stdio transport, and through its
+Streamable HTTP transport against `policy-check mcp --http 127.0.0.1:0`; both with the SDK's
+default connect mode (`server/discover`, then the `initialize` fallback the server answers).
 """
 
 import os
+import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -21,15 +24,44 @@ mcp_types = pytest.importorskip("mcp_types")
 
 from mcp.client import Client  # noqa: E402
 from mcp.client.stdio import StdioServerParameters  # noqa: E402
+from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
 
 BINARY = os.environ.get("SHELLGATE_POLICY_CHECK", "policy-check")
+LISTENING = "policy-check mcp: listening on "
 
 
-def server(workspace: Path, *extra: str) -> StdioServerParameters:
-    return StdioServerParameters(
-        command=BINARY,
-        args=["mcp", "--policy", "developer", "--cwd", str(workspace), *extra],
+def start_http(args: list[str]) -> tuple[subprocess.Popen, str]:
+    """`policy-check mcp ... --http 127.0.0.1:0`: the process and the URL it prints."""
+    proc = subprocess.Popen(
+        [BINARY, *args, "--http", "127.0.0.1:0"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
+    line = proc.stderr.readline().decode()
+    assert line.startswith(LISTENING), line
+    threading.Thread(target=proc.stderr.read, daemon=True).start()
+    return proc, line[len(LISTENING) :].strip()
+
+
+@pytest.fixture(params=["stdio", "http"])
+def server(request):
+    """`server(workspace, *extra)`: what `Client` connects to, over stdio or HTTP."""
+    started = []
+
+    def make(workspace: Path, *extra: str):
+        args = ["mcp", "--policy", "developer", "--cwd", str(workspace), *extra]
+        if request.param == "stdio":
+            return StdioServerParameters(command=BINARY, args=args)
+        proc, url = start_http(args)
+        started.append(proc)
+        return url
+
+    yield make
+    for proc in started:
+        proc.terminate()
+        proc.wait(10)
 
 
 def text(result) -> str:
@@ -64,7 +96,7 @@ def workspace(tmp_path: Path) -> Path:
     return ws
 
 
-def test_tools_listed_with_schemas(workspace):
+def test_tools_listed_with_schemas(server, workspace):
     async def main():
         async with Client(server(workspace)) as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
@@ -83,7 +115,7 @@ def test_tools_listed_with_schemas(workspace):
     run(main)
 
 
-def test_ls_runs_and_refusal_names_the_rule(workspace):
+def test_ls_runs_and_refusal_names_the_rule(server, workspace):
     async def main():
         async with Client(server(workspace)) as client:
             ran = await client.call_tool("bash", {"command": "ls"})
@@ -99,7 +131,7 @@ def test_ls_runs_and_refusal_names_the_rule(workspace):
     run(main)
 
 
-def test_editor_inside_and_outside_the_workspace(workspace, tmp_path):
+def test_editor_inside_and_outside_the_workspace(server, workspace, tmp_path):
     outside = tmp_path / "outside.txt"
 
     async def main():
@@ -123,7 +155,7 @@ def test_editor_inside_and_outside_the_workspace(workspace, tmp_path):
     assert not outside.exists()
 
 
-def test_restart_gives_a_fresh_session(workspace):
+def test_restart_gives_a_fresh_session(server, workspace):
     (workspace / "sub").mkdir()
 
     async def main():
@@ -141,7 +173,7 @@ def test_restart_gives_a_fresh_session(workspace):
     run(main)
 
 
-def test_cancelled_sleep_leaves_no_process(workspace):
+def test_cancelled_sleep_leaves_no_process(server, workspace):
     argv = ["sleep", "100.25"]
 
     async def main():
@@ -175,7 +207,7 @@ def test_cancelled_sleep_leaves_no_process(workspace):
     run(main)
 
 
-def test_progress_for_a_long_command(workspace):
+def test_progress_for_a_long_command(server, workspace):
     seen = []
 
     async def on_progress(progress, total, message):
@@ -192,7 +224,7 @@ def test_progress_for_a_long_command(workspace):
     assert seen and seen[0][1] == 30.0 and seen[0][2].startswith("running for")
 
 
-def test_ask_goes_through_elicitation(workspace):
+def test_ask_goes_through_elicitation(server, workspace):
     asked = []
 
     def elicit(answer):
@@ -214,7 +246,7 @@ def test_ask_goes_through_elicitation(workspace):
     assert "not a git repository" in text(approved)
 
 
-def test_ask_without_elicitation_is_refused_saying_so(workspace):
+def test_ask_without_elicitation_is_refused_saying_so(server, workspace):
     async def main():
         async with Client(server(workspace)) as client:
             return await client.call_tool("bash", {"command": "git reset --hard"})
@@ -223,7 +255,7 @@ def test_ask_without_elicitation_is_refused_saying_so(workspace):
     assert refused.is_error and "No one can approve commands here" in text(refused)
 
 
-def test_roots_narrow_the_workspace(workspace):
+def test_roots_narrow_the_workspace(server, workspace):
     sub = workspace / "sub"
     sub.mkdir()
 
@@ -241,3 +273,35 @@ def test_roots_narrow_the_workspace(workspace):
 
     run(main)
     assert (sub / "ok.txt").exists() and not (workspace / "no.txt").exists()
+
+
+def leaf_messages(exc: BaseException) -> list[str]:
+    """The messages of an exception, or of every exception inside a (nested) group."""
+    inner = getattr(exc, "exceptions", None)
+    if inner is None:
+        return [str(exc)]
+    return [m for e in inner for m in leaf_messages(e)]
+
+
+def test_http_token(workspace, tmp_path):
+    token = "0123456789abcdef0123456789abcdef"
+    (tmp_path / "token").write_text(token + "\n")
+    proc, url = start_http(
+        ["mcp", "--policy", "developer", "--cwd", str(workspace), "--token-file", str(tmp_path / "token")]
+    )
+
+    async def connect(headers):
+        transport = streamable_http_client(url, http_client=create_mcp_http_client(headers=headers))
+        async with Client(transport) as client:
+            return text(await client.call_tool("bash", {"command": "ls"}))
+
+    try:
+        assert run(lambda: connect({"Authorization": f"Bearer {token}"})) == "notes.txt\n"
+        for headers in ({}, {"Authorization": f"Bearer {token[:-1]}"}):
+            # The SDK reports a 401 as "Server returned an error response", in task groups.
+            with pytest.raises(Exception) as refused:
+                run(lambda: connect(headers))
+            assert any("error response" in m for m in leaf_messages(refused.value)), refused.value
+    finally:
+        proc.terminate()
+        proc.wait(10)

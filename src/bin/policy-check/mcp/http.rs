@@ -437,9 +437,12 @@ async fn run(
                         let deleted = (request.method() == Method::DELETE)
                             .then(|| request.headers().get(SESSION_ID).cloned())
                             .flatten();
-                        let answer = service.handle(request).await;
+                        let mut answer = service.handle(request).await;
                         if let Some(id) = deleted.filter(|_| answer.status().is_success()) {
                             gate.ended(&id);
+                            // rmcp says 202; the Python SDK's client warns on anything but
+                            // 200 or 204 (the TypeScript SDK takes any 2xx).
+                            *answer.status_mut() = StatusCode::NO_CONTENT;
                         }
                         answer
                     }
