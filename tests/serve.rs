@@ -1108,3 +1108,37 @@ fn a_closed_stdout_kills_everything_at_once() {
         drop(stdin);
     }
 }
+
+#[test]
+fn serve_answers_a_message_with_nothing_to_run_with_an_error() {
+    let (dir, ws) = setup();
+    let nothing =
+        "the message has no tool_use block to answer (nothing ran): append no user message for it";
+    let lines = vec![
+        line(json!({"role": "assistant", "content": [{"type": "text", "text": "All done."}]})),
+        line(json!({"role": "assistant", "content": []})),
+        // A server tool the API ran and answered itself: nothing for us either.
+        line(json!({"role": "assistant", "content": [
+            {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "x"}},
+            {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []},
+            {"type": "text", "text": "Found nothing."},
+        ]})),
+        line(json!({"role": "assistant", "content": [
+            {"type": "text", "text": "One call."},
+            tool_use("toolu_1", json!({"command": "echo ok"})),
+        ]})),
+    ];
+    let s = serve(dir.path(), &ws, &[], &lines);
+    assert_eq!(s.code, Some(0), "{}", s.stderr);
+    assert_eq!(s.answers.len(), lines.len(), "{:?}", s.answers);
+    for a in &s.answers[..3] {
+        assert_eq!(a["type"], "error", "{a}");
+        assert_eq!(a["error"]["type"], "invalid_request_error");
+        assert_eq!(a["error"]["message"], nothing);
+    }
+    // The session still answers, with a user message that is not empty.
+    let last = &s.answers[3];
+    assert_eq!(last["role"], "user");
+    assert_eq!(last["content"][0]["tool_use_id"], "toolu_1");
+    assert_eq!(last["content"][0]["content"], "ok\n");
+}

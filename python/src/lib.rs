@@ -774,8 +774,7 @@ impl PyGuard {
             Some(Err(not_a_call)) => return Err(PyValueError::new_err(not_a_call.to_string())),
             Some(Ok(Answer::Message(m))) if m.content.is_empty() => {
                 return Err(PyValueError::new_err(
-                    "the message has no tool_use block to answer (nothing ran): append no user \
-                     message for it",
+                    shellgate::middleware::NOTHING_TO_ANSWER,
                 ))
             }
             Some(Ok(a)) => a,

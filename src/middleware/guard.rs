@@ -72,6 +72,14 @@ pub enum Answer {
     Message(UserMessage),
 }
 
+/// Why a message with a `content` array gets no answer when none of its blocks is a call
+/// this guard answers (text only, or server tools the API ran): the user message
+/// [`Guard::handle_json`] makes of it is empty, and a loop must not append it (the Messages
+/// API refuses a user message with no content). `policy-check serve` answers this error, and
+/// the Python `Guard.handle` raises it.
+pub const NOTHING_TO_ANSWER: &str =
+    "the message has no tool_use block to answer (nothing ran): append no user message for it";
+
 /// Why a value got no [`Answer`] from [`Guard::handle_json`]: it is neither a call nor a
 /// message with a `content` array.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]

@@ -102,6 +102,7 @@ pub use blocks::{BashInput, InputError, ToolResult, ToolUse, UserMessage, BASH_T
 pub use executor::{from_fn, CodeOutput, ExecError, Executor, FnExecutor, Gap, Output};
 pub use files::{FileTool, LocalFiles};
 pub use filter::{OutputFilter, PassThrough, RedactThenTruncate};
+pub use guard::NOTHING_TO_ANSWER;
 pub use guard::{Answer, Call, Guard, NotACall, Outcome};
 pub use outputs::OutputFiles;
 pub use reference::{ReferenceSetup, SetupError};

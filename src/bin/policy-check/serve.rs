@@ -43,8 +43,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 use shellgate::middleware::{
-    contain, ApprovalRequest, AuditLog, BashSession, Guard, Outcome, OutputFiles, ReferenceSetup,
-    ToolSet, ToolUse,
+    contain, Answer, ApprovalRequest, AuditLog, BashSession, Guard, Outcome, OutputFiles,
+    ReferenceSetup, ToolSet, ToolUse, NOTHING_TO_ANSWER,
 };
 use shellgate::Policy;
 
@@ -341,6 +341,8 @@ fn answer(guard: &mut Guard<BashSession>, line: &[u8]) -> serde_json::Result<Str
         Err(e) => return error(&format!("malformed JSON: {e}")),
     };
     match guard.handle_json(&value) {
+        // An empty user message is no answer: a loop would append it.
+        Ok(Answer::Message(m)) if m.content.is_empty() => error(NOTHING_TO_ANSWER),
         Ok(answer) => serde_json::to_string(&answer),
         Err(not_a_call) => error(&not_a_call.to_string()),
     }
