@@ -368,7 +368,12 @@ async fn run(
     let registry: Registry = Arc::default();
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(idle(options.timeout));
+    // No SSE "priming" event (an id with empty data, for resuming a dropped stream, new in
+    // 2025-11-25): clients of 2025-06-18, such as Gemini CLI 0.61, parse its empty data as
+    // JSON and drop the server.
+    sessions.session_config.sse_retry = None;
     let mut config = StreamableHttpServerConfig::default()
+        .with_sse_retry(None)
         .with_max_request_body_bytes(MAX_MESSAGE)
         .with_allowed_origins(args.allow_origin.clone())
         .enforce_origin_validation();
@@ -418,7 +423,7 @@ async fn run(
             .acquire_owned()
             .await
             .map_err(|e| format!("connections: {e}"))?;
-        let (stream, _) = match listener.accept().await {
+        let (stream, peer) = match listener.accept().await {
             Ok(s) => s,
             Err(e) => {
                 eprintln!("policy-check mcp: accept: {e}");
@@ -432,6 +437,7 @@ async fn run(
             let service = service.clone();
             let gate = gate.clone();
             async move {
+                let (method, path) = (request.method().clone(), request.uri().path().to_string());
                 let answer = match gate.admit(request).await {
                     Ok(request) => {
                         let deleted = (request.method() == Method::DELETE)
@@ -448,6 +454,13 @@ async fn run(
                     }
                     Err(refused) => refused,
                 };
+                // Each refusal is a line on stderr too: what a host's "MCP issues" hides.
+                if answer.status().is_client_error() || answer.status().is_server_error() {
+                    eprintln!(
+                        "policy-check mcp: {peer}: {method} {path}: {}",
+                        answer.status()
+                    );
+                }
                 Ok::<_, Infallible>(answer)
             }
         });
