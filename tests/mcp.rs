@@ -331,6 +331,11 @@ mod http {
 
     impl Server {
         fn start(workspace: &std::path::Path, extra: &[&str]) -> Server {
+            Server::start_with(workspace, extra, true)
+        }
+
+        /// With `keep_stderr` false, stderr is closed once the address is read.
+        fn start_with(workspace: &std::path::Path, extra: &[&str], keep_stderr: bool) -> Server {
             let mut child = Command::new(env!("CARGO_BIN_EXE_policy-check"))
                 .args([
                     "mcp",
@@ -357,7 +362,9 @@ mod http {
                 .and_then(|p| p.parse().ok())
                 .unwrap_or_else(|| panic!("no address in {line:?}"));
             // Keep reading stderr so the server never blocks on it.
-            std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+            if keep_stderr {
+                std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+            }
             Server { child, port }
         }
 
@@ -787,8 +794,19 @@ mod http {
     #[test]
     fn stopping_the_server_kills_every_session() {
         let dir = tempfile::tempdir().unwrap();
-        let mut server = Server::start(dir.path(), &[]);
+        // With stderr closed (a host gone closes every pipe): writing a note there must not
+        // keep the signal from ending the server.
+        let mut server = Server::start_with(dir.path(), &[], false);
         let session = server.initialize();
+        assert_eq!(
+            server
+                .post(
+                    Some("unknown"),
+                    &json!({"jsonrpc": "2.0", "id": 1, "method": "ping"})
+                )
+                .status,
+            404
+        );
         let argv = ["sleep", "100.63"];
         let body = json!({"jsonrpc": "2.0", "id": 30, "method": "tools/call", "params": {
             "name": "bash", "arguments": {"command": "sleep 100.63"}}});

@@ -29,6 +29,15 @@
 //!   `initialize` gets `-32600` saying to initialize first; each also goes to stderr. None
 //!   ends the server.
 
+/// `eprintln!` that cannot panic: stderr may be closed (a host gone closes every pipe),
+/// and a panic would end the thread that was about to kill the sessions or exit.
+macro_rules! say {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($t)*);
+    }};
+}
+
 pub mod http;
 
 use std::collections::HashSet;
@@ -117,7 +126,7 @@ pub fn mcp(options: McpOptions) -> Result<u8, CliError> {
                             break;
                         }
                     }
-                    Err(e) => eprintln!("policy-check mcp: cannot encode a message: {e}"),
+                    Err(e) => say!("policy-check mcp: cannot encode a message: {e}"),
                 }
             }
         });
@@ -132,7 +141,7 @@ pub fn mcp(options: McpOptions) -> Result<u8, CliError> {
                 0
             }
             Err(e) => {
-                eprintln!("policy-check mcp: the session ended before it started: {e}");
+                say!("policy-check mcp: the session ended before it started: {e}");
                 2
             }
         }
@@ -144,7 +153,7 @@ pub fn mcp(options: McpOptions) -> Result<u8, CliError> {
 
 fn spawn(name: &str, f: impl FnOnce() + Send + 'static) {
     if let Err(e) = std::thread::Builder::new().name(name.into()).spawn(f) {
-        eprintln!("policy-check mcp: cannot start a thread: {e}");
+        say!("policy-check mcp: cannot start a thread: {e}");
         contain::end_all_sessions();
         std::process::exit(2);
     }
@@ -160,7 +169,7 @@ fn write_lines(lines: &std_mpsc::Receiver<Vec<u8>>) {
         if let Err(e) = out.write_all(&line).and_then(|()| out.flush()) {
             contain::stop_all_sessions("the client closed stdout");
             contain::end_all_sessions();
-            eprintln!(
+            say!(
                 "policy-check mcp: stdout: {e}: the client is gone; the bash session and every process it started were killed"
             );
             std::process::exit(2);
@@ -190,7 +199,7 @@ fn read_messages(
     let mut initialized = false;
     let mut lineno = 0u64;
     let reply = |lineno: u64, code: i32, message: String, id: Option<&Value>| {
-        eprintln!("policy-check mcp: stdin:{lineno}: {message}");
+        say!("policy-check mcp: stdin:{lineno}: {message}");
         let _ = errors.send(error_line(code, &message, id));
     };
     loop {
@@ -208,7 +217,7 @@ fn read_messages(
             }
             Ok(crate::LineRead::Line) => {}
             Err(e) => {
-                eprintln!("policy-check mcp: stdin: {e}");
+                say!("policy-check mcp: stdin: {e}");
                 break;
             }
         }
@@ -266,7 +275,7 @@ fn read_messages(
                     continue;
                 }
                 (Some(m), None) => {
-                    eprintln!(
+                    say!(
                         "policy-check mcp: stdin:{lineno}: ignoring the notification {m} sent before initialize"
                     );
                     continue;
@@ -775,13 +784,11 @@ impl Worker {
                 let uris: Vec<String> = match listed {
                     Ok(Ok(result)) => result.roots.into_iter().map(|r| r.uri).collect(),
                     Ok(Err(e)) => {
-                        eprintln!(
-                            "policy-check mcp: roots/list failed: {e}; using the whole workspace"
-                        );
+                        say!("policy-check mcp: roots/list failed: {e}; using the whole workspace");
                         Vec::new()
                     }
                     Err(_) => {
-                        eprintln!("policy-check mcp: roots/list got no answer in 10 s; using the whole workspace");
+                        say!("policy-check mcp: roots/list got no answer in 10 s; using the whole workspace");
                         Vec::new()
                     }
                 };
@@ -964,15 +971,15 @@ fn ask_user(
                     == Some(true)
         }
         Ok(Ok(_)) => {
-            eprintln!("policy-check mcp: the client answered the elicitation with another result; the command is refused");
+            say!("policy-check mcp: the client answered the elicitation with another result; the command is refused");
             false
         }
         Ok(Err(e)) => {
-            eprintln!("policy-check mcp: elicitation failed: {e}; the command is refused");
+            say!("policy-check mcp: elicitation failed: {e}; the command is refused");
             false
         }
         Err(_) => {
-            eprintln!("policy-check mcp: no answer to the approval in {ELICIT_TIMEOUT:?}; refused");
+            say!("policy-check mcp: no answer to the approval in {ELICIT_TIMEOUT:?}; refused");
             false
         }
     }

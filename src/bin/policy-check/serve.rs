@@ -145,7 +145,10 @@ pub(crate) fn watch_stdout(what: &'static str) {
                     let _ = std::fs::remove_dir_all(d);
                 }
             }
-            eprintln!(
+            // Not eprintln!: it panics when stderr is closed too (a client gone closes both),
+            // and the thread would end without the exit.
+            let _ = writeln!(
+                std::io::stderr(),
                 "policy-check {what}: stdout was closed (the client is gone): the bash session and every process it started were killed"
             );
             std::process::exit(2);
@@ -179,7 +182,9 @@ pub(crate) fn handle_signals(what: &'static str) -> Result<(), CliError> {
                 let _ = std::fs::remove_dir_all(d);
             }
         }
-        eprintln!(
+        // Not eprintln!: it panics when stderr is closed, and the signal would not end us.
+        let _ = writeln!(
+            std::io::stderr(),
             "policy-check {what}: {sig}: the bash session and every process it started were killed; the pending call, if any, was dropped unanswered"
         );
         std::process::exit(128 + sig as i32);

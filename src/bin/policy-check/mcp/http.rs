@@ -416,7 +416,7 @@ async fn run(
         IpAddr::V6(ip) => format!("[{ip}]:{}", local.port()),
         IpAddr::V4(ip) => format!("{ip}:{}", local.port()),
     };
-    eprintln!("policy-check mcp: listening on http://{host}{PATH}");
+    say!("policy-check mcp: listening on http://{host}{PATH}");
     loop {
         let permit = connections
             .clone()
@@ -426,7 +426,7 @@ async fn run(
         let (stream, peer) = match listener.accept().await {
             Ok(s) => s,
             Err(e) => {
-                eprintln!("policy-check mcp: accept: {e}");
+                say!("policy-check mcp: accept: {e}");
                 tokio::time::sleep(Duration::from_millis(100)).await;
                 continue;
             }
@@ -456,7 +456,7 @@ async fn run(
                 };
                 // Each refusal is a line on stderr too: what a host's "MCP issues" hides.
                 if answer.status().is_client_error() || answer.status().is_server_error() {
-                    eprintln!(
+                    say!(
                         "policy-check mcp: {peer}: {method} {path}: {}",
                         answer.status()
                     );
