@@ -680,6 +680,30 @@ mod http {
     }
 
     #[test]
+    fn at_most_sixteen_sessions() {
+        let dir = tempfile::tempdir().unwrap();
+        let server = Server::start(dir.path(), &[]);
+        let sessions: Vec<String> = (0..16).map(|_| server.initialize()).collect();
+        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "raw-http", "version": "0"}}});
+        let refused = server.post(None, &init);
+        assert_eq!(refused.status, 503, "{}", refused.text());
+        assert!(refused.text().contains("16 MCP sessions are open"));
+        // The others still serve; ending one makes room.
+        assert_eq!(
+            server.call(&sessions[15], 2, "bash", json!({"command": "echo ok"})),
+            ("ok\n".into(), false)
+        );
+        let deleted = server.request("DELETE", &mcp_headers(Some(&sessions[0])), b"");
+        assert_eq!(deleted.status, 204);
+        assert!(wait_until(Duration::from_secs(5), || server
+            .post(None, &init)
+            .status
+            == 200));
+    }
+
+    #[test]
     fn non_loopback_needs_allow_remote_and_a_token() {
         let dir = tempfile::tempdir().unwrap();
         let run = |args: &[&str]| {

@@ -1,5 +1,5 @@
 //! `policy-check mcp`: the guarded `bash` tool and the text editor tool as an MCP server over
-//! stdio, on the official Rust SDK (`rmcp`).
+//! stdio, on the official Rust SDK (`rmcp`); over Streamable HTTP with `--http` ([`http`]).
 //!
 //! - **The same guard as `serve`** ([`super::serve::tool_guard`]): the policy, the sandbox
 //!   launcher, redaction and truncation, one persistent bash session for every call. A
