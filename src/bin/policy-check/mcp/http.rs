@@ -278,7 +278,9 @@ impl Gate {
                 }
                 Ok(Ok(c)) => c.to_bytes(),
             };
-            check_message(&collected)?;
+            if let Some(refused) = check_message(&collected) {
+                return Err(refused);
+            }
             collected
         } else {
             Bytes::new()
@@ -299,12 +301,15 @@ impl Gate {
     }
 }
 
-/// A POST body must be one JSON-RPC message of MCP: named errors as over stdio.
-fn check_message(body: &[u8]) -> Result<(), Response<Body>> {
-    let value: Value = serde_json::from_slice(body)
-        .map_err(|e| jsonrpc_error(-32700, &format!("parse error: {e}"), None))?;
+/// A POST body must be one JSON-RPC message of MCP: the refusal of one that is not, with
+/// named errors as over stdio.
+fn check_message(body: &[u8]) -> Option<Response<Body>> {
+    let value: Value = match serde_json::from_slice(body) {
+        Ok(v) => v,
+        Err(e) => return Some(jsonrpc_error(-32700, &format!("parse error: {e}"), None)),
+    };
     if value.is_array() {
-        return Err(jsonrpc_error(
+        return Some(jsonrpc_error(
             -32600,
             "invalid request: JSON-RPC batches are not supported",
             None,
@@ -316,13 +321,13 @@ fn check_message(body: &[u8]) -> Result<(), Response<Body>> {
             .get("method")
             .and_then(Value::as_str)
             .unwrap_or("(no method)");
-        return Err(jsonrpc_error(
+        return Some(jsonrpc_error(
             -32600,
             &format!("invalid request: not a JSON-RPC message of MCP ({what}): {e}"),
             id,
         ));
     }
-    Ok(())
+    None
 }
 
 /// Serve MCP over Streamable HTTP until a signal stops the server (which kills every
@@ -520,7 +525,7 @@ mod tests {
 
     #[test]
     fn messages_are_checked_like_stdio_lines() {
-        let status = |body: &[u8]| check_message(body).err().map(|r| r.status());
+        let status = |body: &[u8]| check_message(body).map(|r| r.status());
         assert_eq!(
             status(b"{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"ping\"}"),
             None
