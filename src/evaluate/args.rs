@@ -826,6 +826,7 @@ impl Eval<'_> {
             | ArgKind::BackupSuffix
             | ArgKind::Pathspec
             | ArgKind::JqProgram => self.hidden_input(rule, kind, text, span, word),
+            ArgKind::DdOperand => self.dd_operand(rule, text, span, word),
             ArgKind::SedScript | ArgKind::AwkProgram => {
                 let check = if kind == ArgKind::SedScript {
                     super::check_sed

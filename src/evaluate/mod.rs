@@ -17,6 +17,7 @@ mod braces;
 mod code_contexts;
 mod context;
 mod cwd;
+mod dd;
 mod decision;
 mod dispatch;
 mod env;

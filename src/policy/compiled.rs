@@ -285,6 +285,9 @@ pub enum ArgKind {
     Pathspec,
     /// A jq program: refused if it loads modules (`import`, `include`, `modulemeta`).
     JqProgram,
+    /// A `dd` operand `KEY=VALUE`: `if=` is a path read, `of=` a path write, the other keys
+    /// dd has take numbers or flags; an unknown key is refused.
+    DdOperand,
 }
 
 impl ArgKind {
@@ -305,6 +308,7 @@ impl ArgKind {
             "backup-suffix" => ArgKind::BackupSuffix,
             "pathspec" => ArgKind::Pathspec,
             "jq-program" => ArgKind::JqProgram,
+            "dd-operand" => ArgKind::DdOperand,
             _ => return None,
         })
     }

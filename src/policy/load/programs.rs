@@ -273,7 +273,7 @@ impl Loader {
                 format!(
                     "`{text}` is not an argument kind: use path-read, path-write, text, pattern, \
                      variable, assignment, sed-script, awk-program, path-list, module-path, \
-                     program, backup-suffix, pathspec or jq-program"
+                     program, backup-suffix, pathspec, jq-program or dd-operand"
                 ),
                 file.loc(span),
             );
