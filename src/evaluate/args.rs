@@ -45,6 +45,11 @@ struct Parsed<'w> {
     seen: BTreeSet<String>,
     write_mode: bool,
     pattern_given: bool,
+    /// One of `value_write_options` was given (`tar -c`).
+    value_write: bool,
+    /// The values of `path-read` options, for `value_write_options` (kept only when the
+    /// rule has some).
+    read_values: Vec<Value<'w>>,
 }
 
 /// A word's value after quote removal, if it has one without any expansion: borrowed for a
@@ -121,6 +126,24 @@ impl Eval<'_> {
         } else {
             args
         };
+        // GNU tar reads a first argument without a dash as old-style options, whose values
+        // are the next words: neither the options nor the operands would be what they seem.
+        if rule.old_style_options {
+            if let Some(first) = args.first() {
+                if !static_text(first).is_some_and(|s| s.starts_with('-')) {
+                    self.reason(
+                        ReasonCode::ArgumentDenied,
+                        Verdict::Deny,
+                        Some(&rule.rule),
+                        format!(
+                            "`{}` reads a first argument without a `-` as old-style options whose values are the next words; write the options with a dash first (`{} -czf out.tgz src`)",
+                            rule.name, rule.name
+                        ),
+                        first.span,
+                    );
+                }
+            }
+        }
         let has_subcommands = !rule.subcommands.is_empty();
         let restricted = ix.restricted;
         let known = self.known();
@@ -130,6 +153,8 @@ impl Eval<'_> {
             seen: BTreeSet::new(),
             write_mode: false,
             pattern_given: false,
+            value_write: false,
+            read_values: Vec::new(),
         };
         let mut after_dd = false;
         let mut dd_rest: Option<usize> = None;
@@ -350,6 +375,12 @@ impl Eval<'_> {
             return;
         }
         self.check_required(rule, &p, name_span);
+        // `tar -c -f out.tgz`: the archive read in other modes is written in this one.
+        if p.value_write {
+            for v in std::mem::take(&mut p.read_values) {
+                self.value(rule, ArgKind::PathWrite, v);
+            }
+        }
         let count = p.operands.len();
         if count < rule.min_operands {
             self.reason(
@@ -572,17 +603,20 @@ impl Eval<'_> {
         }
     }
 
-    fn option(
+    fn option<'w>(
         &mut self,
         rule: &ProgramRule,
         name: &str,
         written: &str,
-        value: Option<Value>,
+        value: Option<Value<'w>>,
         span: Span,
-        p: &mut Parsed,
+        p: &mut Parsed<'w>,
     ) {
         let ix = &rule.index;
         let facts = ix.facts(name);
+        if !rule.value_write_options.is_empty() && rule.value_write_options.contains(name) {
+            p.value_write = true;
+        }
         if facts.any(OptionFacts::REQUIRED | OptionFacts::IMPLICIT) {
             p.seen.insert(name.to_string());
         }
@@ -719,6 +753,9 @@ impl Eval<'_> {
             }
         }
         let kind = ix.kind(name);
+        if kind == ArgKind::PathRead && !rule.value_write_options.is_empty() {
+            p.read_values.push(value.clone());
+        }
         self.value(rule, kind, value);
     }
 

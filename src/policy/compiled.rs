@@ -457,6 +457,10 @@ pub struct ProgramRule {
     pub repositories: Vec<PathPattern>,
     /// Options of a `single_dash_long` program whose value may be glued (`-Iinclude`).
     pub glued_options: BTreeSet<String>,
+    /// A first argument without a leading `-` is old-style options (GNU tar): refused.
+    pub old_style_options: bool,
+    /// Options that make the values of `path-read` options written too (`tar -c`).
+    pub value_write_options: BTreeSet<String>,
     /// What the evaluator reads of the lists above, worked out once: built when the policy
     /// is loaded, and rebuilt by [`Policy::reindex`] after a caller changes the lists (and
     /// after the binary form is read: it is not part of it).

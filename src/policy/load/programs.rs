@@ -162,6 +162,18 @@ pub struct RawProgram {
     #[serde(default)]
     #[schemars(with = "Vec<String>")]
     pub glued_options: Vec<Spanned<String>>,
+    /// The program reads a first argument without a leading `-` as a cluster of old-style
+    /// options whose values are the next words (GNU tar: `tar czf out.tgz src`, and `tar I
+    /// ./prog -cf a.tar` runs `./prog`): a command whose first argument does not start with
+    /// `-` is refused.
+    #[serde(default)]
+    pub old_style_options: bool,
+    /// Options that make the program write the values of its `path-read` options too (`tar
+    /// -c` writes the archive `-f` names): with one of them given, each such value is checked
+    /// as a write as well as a read.
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub value_write_options: Vec<Spanned<String>>,
 }
 
 /// `"path-read"` or `["pattern", "path-read..."]`.
@@ -508,6 +520,8 @@ impl Loader {
             repositories,
             replaced: Vec::new(),
             glued_options,
+            old_style_options: raw.old_style_options,
+            value_write_options: self.options(file, &raw.value_write_options),
             // Built once the whole policy is loaded (includes and inherited options merged).
             index: Default::default(),
         })
