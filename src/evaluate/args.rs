@@ -50,6 +50,10 @@ struct Parsed<'w> {
     /// The values of `path-read` options, for `value_write_options` (kept only when the
     /// rule has some).
     read_values: Vec<Value<'w>>,
+    /// `args` rules with conditions that matched a word: the rule's index, the word, where.
+    conditional: Vec<(usize, String, Span)>,
+    /// The options given that a conditional `args` rule names in `unless_options`.
+    unless_seen: BTreeSet<String>,
 }
 
 /// A word's value after quote removal, if it has one without any expansion: borrowed for a
@@ -155,6 +159,8 @@ impl Eval<'_> {
             pattern_given: false,
             value_write: false,
             read_values: Vec::new(),
+            conditional: Vec::new(),
+            unless_seen: BTreeSet::new(),
         };
         let mut after_dd = false;
         let mut dd_rest: Option<usize> = None;
@@ -203,8 +209,13 @@ impl Eval<'_> {
                 },
             };
             let s: &str = &s;
-            for ar in &rule.args {
+            for (at, ar) in rule.args.iter().enumerate() {
                 if ar.pattern.is_match(s) {
+                    // Decided once the options and operands are known.
+                    if ar.is_conditional() {
+                        p.conditional.push((at, s.to_string(), w.span));
+                        continue;
+                    }
                     let msg = ar.message.clone().unwrap_or_else(|| {
                         format!("`{s}` is {} for `{}`", verdict_word(ar.verdict), rule.name)
                     });
@@ -317,6 +328,7 @@ impl Eval<'_> {
             }
         }
         if has_subcommands {
+            self.conditional_args(rule, &p, true);
             let sub_word = p.operands.first().copied();
             match sub_word.and_then(Word::static_value) {
                 Some(sub) => {
@@ -375,6 +387,7 @@ impl Eval<'_> {
             return;
         }
         self.check_required(rule, &p, name_span);
+        self.conditional_args(rule, &p, false);
         // `tar -c -f out.tgz`: the archive read in other modes is written in this one.
         if p.value_write {
             for v in std::mem::take(&mut p.read_values) {
@@ -617,6 +630,9 @@ impl Eval<'_> {
         if !rule.value_write_options.is_empty() && rule.value_write_options.contains(name) {
             p.value_write = true;
         }
+        if rule.args.iter().any(|a| a.unless_options.contains(name)) {
+            p.unless_seen.insert(name.to_string());
+        }
         if facts.any(OptionFacts::REQUIRED | OptionFacts::IMPLICIT) {
             p.seen.insert(name.to_string());
         }
@@ -757,6 +773,31 @@ impl Eval<'_> {
             p.read_values.push(value.clone());
         }
         self.value(rule, kind, value);
+    }
+
+    /// The `args` rules with conditions that matched a word, applied where their conditions
+    /// hold: fewer operands than `min_operands` (a word that may become several counts as
+    /// enough), or one of `unless_options` given, and the rule does not apply.
+    /// With `always` (a program with subcommands, whose operands the subcommand reads), every
+    /// one applies.
+    fn conditional_args(&mut self, rule: &ProgramRule, p: &Parsed, always: bool) {
+        for (at, s, span) in &p.conditional {
+            let ar = &rule.args[*at];
+            let enough = p.operands.len() >= ar.min_operands || !p.many.is_empty();
+            let exempt = ar.unless_options.iter().any(|o| p.unless_seen.contains(o));
+            if !always && (!enough || exempt) {
+                continue;
+            }
+            let msg = ar.message.clone().unwrap_or_else(|| {
+                format!("`{s}` is {} for `{}`", verdict_word(ar.verdict), rule.name)
+            });
+            let code = if ar.verdict == Verdict::Deny {
+                ReasonCode::ArgumentDenied
+            } else {
+                ReasonCode::ArgumentAsk
+            };
+            self.reason(code, ar.verdict, Some(&ar.rule), msg, *span);
+        }
     }
 
     /// Check one value of a given kind; for path kinds, returns what [`Eval::path`] returns.

@@ -367,6 +367,19 @@ pub struct ArgRule {
     pub message: Option<String>,
     /// Where.
     pub rule: RuleRef,
+    /// Given any of these options, the rule does not apply (`git config --get KEY`).
+    #[serde(default)]
+    pub unless_options: BTreeSet<String>,
+    /// It applies only to a command with at least this many operands (0: always).
+    #[serde(default)]
+    pub min_operands: usize,
+}
+
+impl ArgRule {
+    /// Whether the rule applies only to some commands (it is decided once they are read).
+    pub fn is_conditional(&self) -> bool {
+        !self.unless_options.is_empty() || self.min_operands > 0
+    }
 }
 
 /// The rule for one program (or one subcommand of a program).

@@ -151,10 +151,12 @@ fn dropped(old: &ProgramRule, new: &ProgramRule) -> Vec<String> {
         }
     }
     for a in &old.args {
-        let kept = new
-            .args
-            .iter()
-            .any(|b| b.pattern.as_str() == a.pattern.as_str() && b.verdict >= a.verdict);
+        let kept = new.args.iter().any(|b| {
+            b.pattern.as_str() == a.pattern.as_str()
+                && b.verdict >= a.verdict
+                && b.unless_options.is_subset(&a.unless_options)
+                && b.min_operands <= a.min_operands
+        });
         if a.verdict != Verdict::Allow && !kept {
             out.push(format!("argument rule `{}`", a.pattern.as_str()));
         }

@@ -196,6 +196,16 @@ pub struct RawArgRule {
     pub verdict: Option<Spanned<String>>,
     /// Why.
     pub message: Option<String>,
+    /// The rule does not apply when one of these options is given (`git config --get KEY`
+    /// reads the key that `git config KEY VALUE` sets).
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub unless_options: Vec<Spanned<String>>,
+    /// The rule applies only to a command with at least this many operands (`git config
+    /// KEY` reads, `git config KEY VALUE` sets).
+    #[serde(default)]
+    #[schemars(with = "Option<u32>")]
+    pub min_operands: Option<Spanned<i64>>,
 }
 
 impl Loader {
@@ -397,12 +407,17 @@ impl Loader {
                 Some(v) => self.verdict(file, v).unwrap_or(Verdict::Deny),
                 None => Verdict::Deny,
             };
+            let mut arg_min = 0;
+            self.count(file, &a.min_operands, 0, &mut arg_min);
+            let unless_options = self.options(file, &a.unless_options);
             match self.regex(a.pattern.get_ref()) {
                 Ok(pattern) => args.push(ArgRule {
                     pattern,
                     verdict,
                     message: a.message.clone(),
                     rule: file.rule(format!("{path}.args[{i}]"), a.pattern.span()),
+                    unless_options,
+                    min_operands: arg_min,
                 }),
                 Err(e) => self.diag(
                     DiagnosticCode::PolicyInvalidRegex,
