@@ -24,6 +24,7 @@ mod env;
 mod env_reads;
 mod git_config;
 mod git_repo;
+mod glob_meet;
 mod globs;
 mod kinds;
 mod patches;
