@@ -54,6 +54,10 @@ struct Parsed<'w> {
     conditional: Vec<(usize, String, Span)>,
     /// The options given that a conditional `args` rule names in `unless_options`.
     unless_seen: BTreeSet<String>,
+    /// `target_directory`: the value of `-t`/`--target-directory`, and whether
+    /// `-T`/`--no-target-directory` was given.
+    target: Option<Value<'w>>,
+    no_target: bool,
 }
 
 /// A word's value after quote removal, if it has one without any expansion: borrowed for a
@@ -161,6 +165,8 @@ impl Eval<'_> {
             read_values: Vec::new(),
             conditional: Vec::new(),
             unless_seen: BTreeSet::new(),
+            target: None,
+            no_target: false,
         };
         let mut after_dd = false;
         let mut dd_rest: Option<usize> = None;
@@ -497,6 +503,9 @@ impl Eval<'_> {
                 cd_target = Some((w.span, resolved));
             }
         }
+        if rule.target_directory {
+            self.into_directory(&p);
+        }
         // `ls`, `find`, `du`, `grep -r` with no operand read the working directory: that is
         // a path read like any other (it matters where the directory is outside the workspace).
         if let Some(implicit) = &rule.implicit_operand {
@@ -632,6 +641,13 @@ impl Eval<'_> {
         }
         if rule.args.iter().any(|a| a.unless_options.contains(name)) {
             p.unless_seen.insert(name.to_string());
+        }
+        if rule.target_directory {
+            match name {
+                "-T" | "--no-target-directory" => p.no_target = true,
+                "-t" | "--target-directory" => p.target = value.clone(),
+                _ => {}
+            }
         }
         if facts.any(OptionFacts::REQUIRED | OptionFacts::IMPLICIT) {
             p.seen.insert(name.to_string());
@@ -773,6 +789,50 @@ impl Eval<'_> {
             p.read_values.push(value.clone());
         }
         self.value(rule, kind, value);
+    }
+
+    /// `cp`, `mv`: the target may be a directory, into which every other operand is written
+    /// under its last name (`cp tasks.json .vscode/` writes `.vscode/tasks.json`, `mv HEAD
+    /// sub/` writes `sub/HEAD`): each such path is checked as a write. A name that is not
+    /// known (`.`, an expansion) is any name. With `-T` the target is the file itself.
+    fn into_directory(&mut self, p: &Parsed) {
+        if p.no_target {
+            return;
+        }
+        let (target, sources): (Word, &[&Word]) = match &p.target {
+            Some(Value::Word(w)) => ((*w).clone(), &p.operands[..]),
+            Some(Value::Glued(s, span)) => (
+                Word {
+                    span: *span,
+                    parts: vec![WordPart::SingleQuoted(s.clone())],
+                },
+                &p.operands[..],
+            ),
+            None if p.operands.len() >= 2 => {
+                let (last, rest) = p.operands.split_last().expect("two operands");
+                ((*last).clone(), rest)
+            }
+            None => return,
+        };
+        for src in sources {
+            // Any name: bash's `*`, and the names with a leading dot (not `.` or `..`).
+            let names = last_name(src).map(|n| vec![n]).unwrap_or_else(|| {
+                ["*", ".[!.]*", "..?*"]
+                    .iter()
+                    .map(|g| vec![WordPart::Glob(g.to_string())])
+                    .collect()
+            });
+            for name in names {
+                let mut parts = target.parts.clone();
+                parts.push(WordPart::Literal("/".into()));
+                parts.extend(name);
+                let w = Word {
+                    span: src.span,
+                    parts,
+                };
+                self.path(&w, true);
+            }
+        }
     }
 
     /// The `args` rules with conditions that matched a word, applied where their conditions
@@ -1186,6 +1246,56 @@ fn last_char(pattern: &str) -> LastChar {
 /// An option word of a program with `glued_options` (`gcc -Iinclude`): the option and its
 /// glued value. A listed word (`-Wall`, `-std=c99`) is itself; otherwise the longest glued
 /// option it starts with takes the rest as its value.
+/// The parts of the last name of a path word (`src/a.txt` → `a.txt`, `src/*.rs` → `*.rs`);
+/// `None` for a name not known before it runs (`.`, `..`, `/`, an expansion after the last
+/// `/`): any name.
+fn last_name(w: &Word) -> Option<Vec<WordPart>> {
+    let any = || None;
+    if let Some(text) = w.static_value() {
+        let name = text.trim_end_matches('/').rsplit('/').next().unwrap_or("");
+        return match name {
+            "" | "." | ".." => any(),
+            n => Some(vec![WordPart::SingleQuoted(n.to_string())]),
+        };
+    }
+    let text_of = |p: &WordPart| match p {
+        WordPart::Literal(s) | WordPart::SingleQuoted(s) | WordPart::AnsiC(s) => Some(s.clone()),
+        _ => None,
+    };
+    let start = w
+        .parts
+        .iter()
+        .rposition(|p| text_of(p).is_some_and(|t| t.contains('/')));
+    let mut out = Vec::new();
+    let tail = match start {
+        Some(i) => {
+            let t = text_of(&w.parts[i]).unwrap_or_default();
+            let after = t.rsplit('/').next().unwrap_or("").to_string();
+            if !after.is_empty() {
+                out.push(match &w.parts[i] {
+                    WordPart::Literal(_) => WordPart::Literal(after),
+                    _ => WordPart::SingleQuoted(after),
+                });
+            }
+            &w.parts[i + 1..]
+        }
+        None => &w.parts[..],
+    };
+    for part in tail {
+        match part {
+            WordPart::Literal(_)
+            | WordPart::SingleQuoted(_)
+            | WordPart::AnsiC(_)
+            | WordPart::Glob(_) => out.push(part.clone()),
+            _ => return any(),
+        }
+    }
+    if out.is_empty() {
+        return any();
+    }
+    Some(out)
+}
+
 fn glued_option<'s>(rule: &ProgramRule, s: &'s str) -> (&'s str, Option<&'s str>) {
     let split = s.split_once('=');
     let known = |n: &str| rule.index.facts(n).known();

@@ -474,6 +474,8 @@ pub struct ProgramRule {
     pub old_style_options: bool,
     /// Options that make the values of `path-read` options written too (`tar -c`).
     pub value_write_options: BTreeSet<String>,
+    /// The target may be a directory the other operands are written into (`cp`, `mv`).
+    pub target_directory: bool,
     /// What the evaluator reads of the lists above, worked out once: built when the policy
     /// is loaded, and rebuilt by [`Policy::reindex`] after a caller changes the lists (and
     /// after the binary form is read: it is not part of it).

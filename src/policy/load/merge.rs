@@ -33,6 +33,7 @@ pub(super) fn extend(mut old: ProgramRule, new: ProgramRule, raw: &RawProgram) -
         .extend(new.options_with_two_values);
     old.write_options.extend(new.write_options);
     old.old_style_options |= new.old_style_options;
+    old.target_directory |= new.target_directory;
     old.value_write_options.extend(new.value_write_options);
     old.terminal_options.extend(new.terminal_options);
     old.delegate_options.extend(new.delegate_options);

@@ -174,6 +174,12 @@ pub struct RawProgram {
     #[serde(default)]
     #[schemars(with = "Vec<String>")]
     pub value_write_options: Vec<Spanned<String>>,
+    /// The last operand (or the value of `-t`/`--target-directory`) may be a directory the
+    /// other operands are written into under their own names (`cp`, `mv`: `cp tasks.json
+    /// .vscode/` writes `.vscode/tasks.json`): each `TARGET/NAME` is checked as a write too,
+    /// unless `-T`/`--no-target-directory` is given.
+    #[serde(default)]
+    pub target_directory: bool,
 }
 
 /// `"path-read"` or `["pattern", "path-read..."]`.
@@ -537,6 +543,7 @@ impl Loader {
             glued_options,
             old_style_options: raw.old_style_options,
             value_write_options: self.options(file, &raw.value_write_options),
+            target_directory: raw.target_directory,
             // Built once the whole policy is loaded (includes and inherited options merged).
             index: Default::default(),
         })
