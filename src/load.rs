@@ -53,7 +53,7 @@ pub enum Examples {
 /// policy's examples are run at load again.
 pub const PROVEN: &[(&str, u64)] = &[
     ("read-only", 0x6752_05d0_2f9b_fcfe),
-    ("developer", 0xdb54_6888_fe24_fdd4),
+    ("developer", 0x4451_8fe0_c97e_44d0),
 ];
 
 /// FNV-1a (64 bit) of `text`: a marker of which text was proven, not an identity (a load
