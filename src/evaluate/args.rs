@@ -504,7 +504,7 @@ impl Eval<'_> {
             }
         }
         if rule.target_directory {
-            self.into_directory(&p);
+            self.written_into_directory(&p);
         }
         // `ls`, `find`, `du`, `grep -r` with no operand read the working directory: that is
         // a path read like any other (it matters where the directory is outside the workspace).
@@ -795,7 +795,7 @@ impl Eval<'_> {
     /// under its last name (`cp tasks.json .vscode/` writes `.vscode/tasks.json`, `mv HEAD
     /// sub/` writes `sub/HEAD`): each such path is checked as a write. A name that is not
     /// known (`.`, an expansion) is any name. With `-T` the target is the file itself.
-    fn into_directory(&mut self, p: &Parsed) {
+    fn written_into_directory(&mut self, p: &Parsed) {
         if p.no_target {
             return;
         }

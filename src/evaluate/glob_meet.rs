@@ -148,11 +148,8 @@ fn shapes_meet(bash: &str, glob: &str) -> bool {
     };
     let prefixes = bp.starts_with(&gp) || gp.starts_with(&bp);
     let suffixes = bs.ends_with(&gs) || gs.ends_with(&bs);
-    let lengths = match (blen, glen) {
-        ((lo1, hi1), (lo2, hi2)) => {
-            lo1 <= hi2.unwrap_or(usize::MAX) && lo2 <= hi1.unwrap_or(usize::MAX)
-        }
-    };
+    let ((lo1, hi1), (lo2, hi2)) = (blen, glen);
+    let lengths = lo1 <= hi2.unwrap_or(usize::MAX) && lo2 <= hi1.unwrap_or(usize::MAX);
     prefixes && suffixes && lengths
 }
 
