@@ -43,13 +43,19 @@ pub(super) fn literal(path: &Path) -> Vec<Tok> {
 /// A written glob: the directory before its first glob component, then its components.
 pub(super) fn bash_glob(base: &Path, components: &[String]) -> Vec<Tok> {
     let mut out = literal(base);
-    out.extend(components.iter().map(|c| {
-        if c.contains(META) || c.contains(['\\', '(', '{']) {
-            Tok::Bash(c.clone())
-        } else {
-            Tok::Lit(c.clone())
-        }
-    }));
+    // `x/./y` is `x/y` (the resolver refuses a `..` after a glob).
+    out.extend(
+        components
+            .iter()
+            .filter(|c| !c.is_empty() && *c != ".")
+            .map(|c| {
+                if c.contains(META) || c.contains(['\\', '(', '{']) {
+                    Tok::Bash(c.clone())
+                } else {
+                    Tok::Lit(c.clone())
+                }
+            }),
+    );
     out
 }
 
@@ -286,6 +292,7 @@ mod tests {
             ("/w", &["a\\*"], "**/HEAD", false),
             ("/w", &["a\\*"], "**/a[*]", true),
             ("/other", &["*"], "**/HEAD", false),
+            ("/w", &["*", ".", ".git"], "*/.git", true),
         ];
         for (base, comps, p, want) in cases {
             assert_eq!(
