@@ -142,6 +142,7 @@ code_enum! {
         PatchUnchecked = "patch-unchecked": "a patch `git apply` reads from a pipe or the terminal, whose paths and symlinks cannot be checked",
         CodeFromData = "code-from-data": "bash evaluates a value not proven inert as code: arithmetic in every form, a subscript, a name resolved at run time, a string run later (docs/parser.md)",
         EnvRead = "env-read": "expands a variable the command did not set, which `[env] read` does not allow: the environment is a secret store",
+        DdOperand = "dd-operand": "a `dd` operand that is not `KEY=VALUE` with a key dd has (`if=`, `of=`, `bs=`, `count=`, ...)",
     }
 }
 

@@ -1024,7 +1024,16 @@ fn a_glob_is_only_read_where_every_match_has_the_same_operand_kind() {
     assert_denied(developer(), &[("cp a.txt src/*", "word-split")]);
     assert_allowed(
         developer(),
-        &["cp src/* dest/", "cp -r ./* /workspace/backup/"],
+        &["cp src/*.txt dest/", "cp -r ./*.md /workspace/backup/"],
+    );
+    // The directory receives each match under its own name: `src/HEAD` would become
+    // `dest/HEAD`, `src/build.rs` `dest/build.rs`, which the policy protects (issue 25).
+    assert_denied(
+        developer(),
+        &[
+            ("cp src/* dest/", "path-write-protected"),
+            ("cp src/*.rs dest/", "path-write-protected"),
+        ],
     );
 }
 

@@ -34,7 +34,8 @@ enum Effect {
 }
 
 struct Case {
-    /// Files to create (name, contents); `{secret}` in a contents is the secret's path.
+    /// Files to create (name, contents; a name ending in `/` is a directory); `{secret}` in a
+    /// contents is the secret's path.
     files: &'static [(&'static str, &'static str)],
     /// The command; `{secret}` stands for `/etc/hostname` in the policy check and for a
     /// secret file outside the directory when bash runs it.
@@ -198,19 +199,73 @@ fn cases() -> Vec<Case> {
             allowed: true,
             effect: Nothing,
         },
+        // `cp *.txt backup/` stays refused: a file `-t.txt` is `-t .txt`, and the other
+        // matches (and `backup/`) are copied into the directory `.txt`, a target the
+        // command never names.
+        Case {
+            files: &[
+                ("-t.txt", ""),
+                ("a.txt", "a"),
+                (".txt/", ""),
+                ("backup/", ""),
+            ],
+            cmd: "cp *.txt backup/",
+            policies: DEV,
+            allowed: false,
+            effect: Created(".txt/a.txt"),
+        },
+        // A target that is a directory receives each operand under its own name (issue 25):
+        // the written path is `.vscode/tasks.json`, which the policy protects.
+        Case {
+            files: &[(".vscode/", ""), ("tasks.json", "{}")],
+            cmd: "cp tasks.json .vscode/",
+            policies: DEV,
+            allowed: false,
+            effect: Created(".vscode/tasks.json"),
+        },
+        Case {
+            files: &[(".vscode/", ""), ("tasks.json", "{}")],
+            cmd: "cp -t.vscode tasks.json",
+            policies: DEV,
+            allowed: false,
+            effect: Created(".vscode/tasks.json"),
+        },
+        Case {
+            files: &[("sub/", ""), ("HEAD", "ref: refs/heads/main\n")],
+            cmd: "mv HEAD sub",
+            policies: DEV,
+            allowed: false,
+            effect: Created("sub/HEAD"),
+        },
+        // With -T the target is the file itself, whatever exists.
+        Case {
+            files: &[("Makefile", "all:\n")],
+            cmd: "cp -T Makefile Makefile.bak",
+            policies: DEV,
+            allowed: true,
+            effect: Created("Makefile.bak"),
+        },
     ]
 }
 
-/// Every file of `dir` with its contents.
+/// Every file of `dir` and of its subdirectories (`sub/name`) with its contents.
 fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    std::fs::read_dir(dir)
+    let mut out = BTreeMap::new();
+    for e in std::fs::read_dir(dir)
         .expect("scratch dir")
         .filter_map(Result::ok)
-        .map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            (name, std::fs::read(e.path()).unwrap_or_default())
-        })
-        .collect()
+    {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if e.path().is_dir() {
+            for (sub, text) in snapshot(&e.path()) {
+                out.insert(format!("{name}/{sub}"), text);
+            }
+            out.insert(format!("{name}/"), Vec::new());
+        } else {
+            out.insert(name, std::fs::read(e.path()).unwrap_or_default());
+        }
+    }
+    out
 }
 
 fn bash_is_recent() -> bool {
@@ -246,6 +301,11 @@ fn every_case_against_the_policy_and_real_bash() {
         let secret = secret.to_string_lossy().into_owned();
         let dir = tempfile::tempdir().expect("tempdir");
         for (f, text) in case.files {
+            // A name ending in `/` is a directory.
+            if f.ends_with('/') {
+                std::fs::create_dir_all(dir.path().join(f)).expect("dir");
+                continue;
+            }
             std::fs::write(dir.path().join(f), text.replace("{secret}", &secret)).expect("file");
         }
         let before = snapshot(dir.path());

@@ -658,6 +658,7 @@ fn template(program: &str) -> Option<(Vec<&'static str>, Vec<&'static str>)> {
         "cmp" => (&[], &["a.txt", "b.txt"]),
         "unzip" => (&["-l"], &["a.zip"]),
         "tar" => (&["-t", "-f", "a.tar"], &[]),
+        "dd" => (&[], &["if=a.txt", "of=/dev/null"]),
         "shred" | "truncate" => (&[], &["rm1.txt"]),
         "cut" => (&[], &["-f1", "a.txt"]),
         "grep" | "rg" => (&[], &["alpha", "a.txt"]),
@@ -1193,7 +1194,7 @@ fn assert_clean(t: &Tally) {
 const FAST: &[&str] = &[
     "ls", "cat", "grep", "find", "wc", "head", "tail", "sort", "uniq", "cut", "tr", "diff", "stat",
     "du", "file", "basename", "dirname", "realpath", "od", "hexdump", "xxd", "strings", "cmp",
-    "base64", "unzip", "tar", "openssl",
+    "base64", "unzip", "tar", "openssl", "dd",
 ];
 
 /// developer.toml's programs beyond read-only's.

@@ -45,6 +45,19 @@ struct Parsed<'w> {
     seen: BTreeSet<String>,
     write_mode: bool,
     pattern_given: bool,
+    /// One of `value_write_options` was given (`tar -c`).
+    value_write: bool,
+    /// The values of `path-read` options, for `value_write_options` (kept only when the
+    /// rule has some).
+    read_values: Vec<Value<'w>>,
+    /// `args` rules with conditions that matched a word: the rule's index, the word, where.
+    conditional: Vec<(usize, String, Span)>,
+    /// The options given that a conditional `args` rule names in `unless_options`.
+    unless_seen: BTreeSet<String>,
+    /// `target_directory`: the value of `-t`/`--target-directory`, and whether
+    /// `-T`/`--no-target-directory` was given.
+    target: Option<Value<'w>>,
+    no_target: bool,
 }
 
 /// A word's value after quote removal, if it has one without any expansion: borrowed for a
@@ -121,6 +134,24 @@ impl Eval<'_> {
         } else {
             args
         };
+        // GNU tar reads a first argument without a dash as old-style options, whose values
+        // are the next words: neither the options nor the operands would be what they seem.
+        if rule.old_style_options {
+            if let Some(first) = args.first() {
+                if !static_text(first).is_some_and(|s| s.starts_with('-')) {
+                    self.reason(
+                        ReasonCode::ArgumentDenied,
+                        Verdict::Deny,
+                        Some(&rule.rule),
+                        format!(
+                            "`{}` reads a first argument without a `-` as old-style options whose values are the next words; write the options with a dash first (`{} -czf out.tgz src`)",
+                            rule.name, rule.name
+                        ),
+                        first.span,
+                    );
+                }
+            }
+        }
         let has_subcommands = !rule.subcommands.is_empty();
         let restricted = ix.restricted;
         let known = self.known();
@@ -130,6 +161,12 @@ impl Eval<'_> {
             seen: BTreeSet::new(),
             write_mode: false,
             pattern_given: false,
+            value_write: false,
+            read_values: Vec::new(),
+            conditional: Vec::new(),
+            unless_seen: BTreeSet::new(),
+            target: None,
+            no_target: false,
         };
         let mut after_dd = false;
         let mut dd_rest: Option<usize> = None;
@@ -178,8 +215,13 @@ impl Eval<'_> {
                 },
             };
             let s: &str = &s;
-            for ar in &rule.args {
+            for (at, ar) in rule.args.iter().enumerate() {
                 if ar.pattern.is_match(s) {
+                    // Decided once the options and operands are known.
+                    if ar.is_conditional() {
+                        p.conditional.push((at, s.to_string(), w.span));
+                        continue;
+                    }
                     let msg = ar.message.clone().unwrap_or_else(|| {
                         format!("`{s}` is {} for `{}`", verdict_word(ar.verdict), rule.name)
                     });
@@ -292,6 +334,7 @@ impl Eval<'_> {
             }
         }
         if has_subcommands {
+            self.conditional_args(rule, &p, true);
             let sub_word = p.operands.first().copied();
             match sub_word.and_then(Word::static_value) {
                 Some(sub) => {
@@ -350,6 +393,13 @@ impl Eval<'_> {
             return;
         }
         self.check_required(rule, &p, name_span);
+        self.conditional_args(rule, &p, false);
+        // `tar -c -f out.tgz`: the archive read in other modes is written in this one.
+        if p.value_write {
+            for v in std::mem::take(&mut p.read_values) {
+                self.value(rule, ArgKind::PathWrite, v);
+            }
+        }
         let count = p.operands.len();
         if count < rule.min_operands {
             self.reason(
@@ -452,6 +502,9 @@ impl Eval<'_> {
             if rule.name == "cd" {
                 cd_target = Some((w.span, resolved));
             }
+        }
+        if rule.target_directory {
+            self.written_into_directory(&p);
         }
         // `ls`, `find`, `du`, `grep -r` with no operand read the working directory: that is
         // a path read like any other (it matters where the directory is outside the workspace).
@@ -572,17 +625,30 @@ impl Eval<'_> {
         }
     }
 
-    fn option(
+    fn option<'w>(
         &mut self,
         rule: &ProgramRule,
         name: &str,
         written: &str,
-        value: Option<Value>,
+        value: Option<Value<'w>>,
         span: Span,
-        p: &mut Parsed,
+        p: &mut Parsed<'w>,
     ) {
         let ix = &rule.index;
         let facts = ix.facts(name);
+        if !rule.value_write_options.is_empty() && rule.value_write_options.contains(name) {
+            p.value_write = true;
+        }
+        if rule.args.iter().any(|a| a.unless_options.contains(name)) {
+            p.unless_seen.insert(name.to_string());
+        }
+        if rule.target_directory {
+            match name {
+                "-T" | "--no-target-directory" => p.no_target = true,
+                "-t" | "--target-directory" => p.target = value.clone(),
+                _ => {}
+            }
+        }
         if facts.any(OptionFacts::REQUIRED | OptionFacts::IMPLICIT) {
             p.seen.insert(name.to_string());
         }
@@ -719,7 +785,79 @@ impl Eval<'_> {
             }
         }
         let kind = ix.kind(name);
+        if kind == ArgKind::PathRead && !rule.value_write_options.is_empty() {
+            p.read_values.push(value.clone());
+        }
         self.value(rule, kind, value);
+    }
+
+    /// `cp`, `mv`: the target may be a directory, into which every other operand is written
+    /// under its last name (`cp tasks.json .vscode/` writes `.vscode/tasks.json`, `mv HEAD
+    /// sub/` writes `sub/HEAD`): each such path is checked as a write. A name that is not
+    /// known (`.`, an expansion) is any name. With `-T` the target is the file itself.
+    fn written_into_directory(&mut self, p: &Parsed) {
+        if p.no_target {
+            return;
+        }
+        let (target, sources): (Word, &[&Word]) = match &p.target {
+            Some(Value::Word(w)) => ((*w).clone(), &p.operands[..]),
+            Some(Value::Glued(s, span)) => (
+                Word {
+                    span: *span,
+                    parts: vec![WordPart::SingleQuoted(s.clone())],
+                },
+                &p.operands[..],
+            ),
+            None if p.operands.len() >= 2 => {
+                let (last, rest) = p.operands.split_last().expect("two operands");
+                ((*last).clone(), rest)
+            }
+            None => return,
+        };
+        for src in sources {
+            // Any name: bash's `*`, and the names with a leading dot (not `.` or `..`).
+            let names = last_name(src).map(|n| vec![n]).unwrap_or_else(|| {
+                ["*", ".[!.]*", "..?*"]
+                    .iter()
+                    .map(|g| vec![WordPart::Glob(g.to_string())])
+                    .collect()
+            });
+            for name in names {
+                let mut parts = target.parts.clone();
+                parts.push(WordPart::Literal("/".into()));
+                parts.extend(name);
+                let w = Word {
+                    span: src.span,
+                    parts,
+                };
+                self.path(&w, true);
+            }
+        }
+    }
+
+    /// The `args` rules with conditions that matched a word, applied where their conditions
+    /// hold: fewer operands than `min_operands` (a word that may become several counts as
+    /// enough), or one of `unless_options` given, and the rule does not apply.
+    /// With `always` (a program with subcommands, whose operands the subcommand reads), every
+    /// one applies.
+    fn conditional_args(&mut self, rule: &ProgramRule, p: &Parsed, always: bool) {
+        for (at, s, span) in &p.conditional {
+            let ar = &rule.args[*at];
+            let enough = p.operands.len() >= ar.min_operands || !p.many.is_empty();
+            let exempt = ar.unless_options.iter().any(|o| p.unless_seen.contains(o));
+            if !always && (!enough || exempt) {
+                continue;
+            }
+            let msg = ar.message.clone().unwrap_or_else(|| {
+                format!("`{s}` is {} for `{}`", verdict_word(ar.verdict), rule.name)
+            });
+            let code = if ar.verdict == Verdict::Deny {
+                ReasonCode::ArgumentDenied
+            } else {
+                ReasonCode::ArgumentAsk
+            };
+            self.reason(code, ar.verdict, Some(&ar.rule), msg, *span);
+        }
     }
 
     /// Check one value of a given kind; for path kinds, returns what [`Eval::path`] returns.
@@ -826,6 +964,7 @@ impl Eval<'_> {
             | ArgKind::BackupSuffix
             | ArgKind::Pathspec
             | ArgKind::JqProgram => self.hidden_input(rule, kind, text, span, word),
+            ArgKind::DdOperand => self.dd_operand(rule, text, span, word),
             ArgKind::SedScript | ArgKind::AwkProgram => {
                 let check = if kind == ArgKind::SedScript {
                     super::check_sed
@@ -1107,6 +1246,56 @@ fn last_char(pattern: &str) -> LastChar {
 /// An option word of a program with `glued_options` (`gcc -Iinclude`): the option and its
 /// glued value. A listed word (`-Wall`, `-std=c99`) is itself; otherwise the longest glued
 /// option it starts with takes the rest as its value.
+/// The parts of the last name of a path word (`src/a.txt` → `a.txt`, `src/*.rs` → `*.rs`);
+/// `None` for a name not known before it runs (`.`, `..`, `/`, an expansion after the last
+/// `/`): any name.
+fn last_name(w: &Word) -> Option<Vec<WordPart>> {
+    let any = || None;
+    if let Some(text) = w.static_value() {
+        let name = text.trim_end_matches('/').rsplit('/').next().unwrap_or("");
+        return match name {
+            "" | "." | ".." => any(),
+            n => Some(vec![WordPart::SingleQuoted(n.to_string())]),
+        };
+    }
+    let text_of = |p: &WordPart| match p {
+        WordPart::Literal(s) | WordPart::SingleQuoted(s) | WordPart::AnsiC(s) => Some(s.clone()),
+        _ => None,
+    };
+    let start = w
+        .parts
+        .iter()
+        .rposition(|p| text_of(p).is_some_and(|t| t.contains('/')));
+    let mut out = Vec::new();
+    let tail = match start {
+        Some(i) => {
+            let t = text_of(&w.parts[i]).unwrap_or_default();
+            let after = t.rsplit('/').next().unwrap_or("").to_string();
+            if !after.is_empty() {
+                out.push(match &w.parts[i] {
+                    WordPart::Literal(_) => WordPart::Literal(after),
+                    _ => WordPart::SingleQuoted(after),
+                });
+            }
+            &w.parts[i + 1..]
+        }
+        None => &w.parts[..],
+    };
+    for part in tail {
+        match part {
+            WordPart::Literal(_)
+            | WordPart::SingleQuoted(_)
+            | WordPart::AnsiC(_)
+            | WordPart::Glob(_) => out.push(part.clone()),
+            _ => return any(),
+        }
+    }
+    if out.is_empty() {
+        return any();
+    }
+    Some(out)
+}
+
 fn glued_option<'s>(rule: &ProgramRule, s: &'s str) -> (&'s str, Option<&'s str>) {
     let split = s.split_once('=');
     let known = |n: &str| rule.index.facts(n).known();

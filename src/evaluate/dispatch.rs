@@ -106,6 +106,10 @@ impl Eval<'_> {
                 ));
             }
             message.push_str(&format!(" (allowed: {list})"));
+            let close = closest_programs(name, &allowed);
+            if !close.is_empty() {
+                message.push_str(&format!("; closest allowed: {}", close.join(", ")));
+            }
         }
         let default = policy.default.clone();
         let code = if state {
@@ -191,5 +195,44 @@ impl Eval<'_> {
                 self.nesting -= 1;
             }
         }
+    }
+}
+
+/// The allowed programs whose names are close to `name` (a version suffix, a typo, another
+/// spelling: `python` for `python3`, `rgrep` for `grep`), best first, at most three.
+fn closest_programs<'a>(name: &str, allowed: &[&'a str]) -> Vec<&'a str> {
+    let mut scored: Vec<(f64, &str)> = allowed
+        .iter()
+        .filter(|a| a.len() > 1 && **a != name)
+        .map(|a| {
+            let related =
+                (a.starts_with(name) || name.starts_with(*a)) && name.len().min(a.len()) >= 2;
+            let score = if related {
+                1.0
+            } else {
+                strsim::jaro_winkler(name, a)
+            };
+            (score, *a)
+        })
+        .filter(|(score, a)| {
+            *score >= 0.85 || strsim::osa_distance(name, a) * 3 <= name.len().max(a.len())
+        })
+        .collect();
+    scored.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(y.1)));
+    scored.into_iter().take(3).map(|(_, a)| a).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::closest_programs;
+
+    #[test]
+    fn names_close_allowed_programs_only() {
+        let allowed = ["cat", "grep", "python3", "ls", "sort", "git", "[", ":"];
+        assert_eq!(closest_programs("python", &allowed), vec!["python3"]);
+        assert_eq!(closest_programs("rgrep", &allowed)[0], "grep");
+        assert_eq!(closest_programs("gti", &allowed), vec!["git"]);
+        assert!(closest_programs("perl", &allowed).is_empty());
+        assert!(closest_programs("curl", &allowed).is_empty());
     }
 }

@@ -386,9 +386,14 @@ pub(super) fn check<'p>(
                 ));
             }
             let first_glob = component_glob(first);
+            let written = super::glob_meet::bash_glob(base, components);
             if write {
-                let hit = protected_hit(rules, &probe, ctx)
-                    .or_else(|| protected_glob_hit(rules, components));
+                let hit = protected_hit(rules, &probe, ctx).or_else(|| {
+                    rules
+                        .protected
+                        .iter()
+                        .find(|p| pattern_meets(p, &written, ctx))
+                });
                 if let Some(p) = hit {
                     return Err((
                         format!(
@@ -404,12 +409,14 @@ pub(super) fn check<'p>(
             for d in deny {
                 for p in literal_prefixes(d, ctx) {
                     // A protected path inside the glob's reach, or the glob inside protection.
+                    // (Below it: whether some match is a path the pattern names, decided by
+                    // both patterns, after the loop.)
                     let reach = match p.strip_prefix(base) {
                         Ok(rel) => rel.components().next().is_some_and(|c| {
                             let name = c.as_os_str().to_string_lossy();
                             component_matches(first, first_glob.as_ref(), &name)
                         }),
-                        Err(_) => base.starts_with(&p),
+                        Err(_) => false,
                     };
                     if reach {
                         return Err((
@@ -423,6 +430,17 @@ pub(super) fn check<'p>(
                         ));
                     }
                 }
+                if pattern_meets(d, &written, ctx) {
+                    return Err((
+                        format!(
+                            "{what} `{}/{}` may match a path `{}` names",
+                            base.display(),
+                            components.join("/"),
+                            d.text
+                        ),
+                        Some(d),
+                    ));
+                }
             }
             Ok(())
         }
@@ -435,24 +453,25 @@ fn protected_hit<'p>(rules: &'p PathRules, path: &Path, ctx: &Context) -> Option
     (!rules.unprotected.iter().any(|u| matches(u, path, ctx))).then_some(p)
 }
 
-/// A protected pattern one of whose literal names (`.claude`, `HEAD`, `tasks.json`) a glob
-/// component of a written path can match: the glob may reach an existing protected file.
-fn protected_glob_hit<'p>(rules: &'p PathRules, components: &[String]) -> Option<&'p PathPattern> {
-    rules.protected.iter().find(|p| {
-        let rest = p
+/// Whether a path the written glob can match may be one `pattern` names.
+fn pattern_meets(pattern: &PathPattern, written: &[super::glob_meet::Tok], ctx: &Context) -> bool {
+    let rest = pattern.rest.as_ref().map(|_| pattern_rest(pattern));
+    anchors(pattern.anchor, ctx)
+        .any(|a| super::glob_meet::meet(written, &super::glob_meet::policy_pattern(a, rest)))
+}
+
+/// The part of a pattern's text after its anchor.
+fn pattern_rest(pattern: &PathPattern) -> &str {
+    match pattern.anchor {
+        PathAnchor::Root => pattern.text.trim_start_matches('/'),
+        _ => pattern
             .text
             .trim_start_matches("{workspace}")
             .trim_start_matches("{output_dir}")
-            .trim_start_matches("{home}");
-        let names: Vec<&str> = rest
-            .split('/')
-            .filter(|c| !c.is_empty() && !c.contains(['*', '?', '[', '{', '\\']))
-            .collect();
-        components.iter().any(|c| {
-            let g = component_glob(c);
-            names.iter().any(|n| component_matches(c, g.as_ref(), n))
-        })
-    })
+            .trim_start_matches("{home}")
+            .trim_start_matches('~')
+            .trim_start_matches('/'),
+    }
 }
 
 fn component_glob(pattern: &str) -> Option<GlobMatcher> {

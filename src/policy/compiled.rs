@@ -285,6 +285,9 @@ pub enum ArgKind {
     Pathspec,
     /// A jq program: refused if it loads modules (`import`, `include`, `modulemeta`).
     JqProgram,
+    /// A `dd` operand `KEY=VALUE`: `if=` is a path read, `of=` a path write, the other keys
+    /// dd has take numbers or flags; an unknown key is refused.
+    DdOperand,
 }
 
 impl ArgKind {
@@ -305,6 +308,7 @@ impl ArgKind {
             "backup-suffix" => ArgKind::BackupSuffix,
             "pathspec" => ArgKind::Pathspec,
             "jq-program" => ArgKind::JqProgram,
+            "dd-operand" => ArgKind::DdOperand,
             _ => return None,
         })
     }
@@ -363,6 +367,19 @@ pub struct ArgRule {
     pub message: Option<String>,
     /// Where.
     pub rule: RuleRef,
+    /// Given any of these options, the rule does not apply (`git config --get KEY`).
+    #[serde(default)]
+    pub unless_options: BTreeSet<String>,
+    /// It applies only to a command with at least this many operands (0: always).
+    #[serde(default)]
+    pub min_operands: usize,
+}
+
+impl ArgRule {
+    /// Whether the rule applies only to some commands (it is decided once they are read).
+    pub fn is_conditional(&self) -> bool {
+        !self.unless_options.is_empty() || self.min_operands > 0
+    }
 }
 
 /// The rule for one program (or one subcommand of a program).
@@ -453,6 +470,12 @@ pub struct ProgramRule {
     pub repositories: Vec<PathPattern>,
     /// Options of a `single_dash_long` program whose value may be glued (`-Iinclude`).
     pub glued_options: BTreeSet<String>,
+    /// A first argument without a leading `-` is old-style options (GNU tar): refused.
+    pub old_style_options: bool,
+    /// Options that make the values of `path-read` options written too (`tar -c`).
+    pub value_write_options: BTreeSet<String>,
+    /// The target may be a directory the other operands are written into (`cp`, `mv`).
+    pub target_directory: bool,
     /// What the evaluator reads of the lists above, worked out once: built when the policy
     /// is loaded, and rebuilt by [`Policy::reindex`] after a caller changes the lists (and
     /// after the binary form is read: it is not part of it).

@@ -219,6 +219,7 @@ pub(crate) fn covers(rule: &ProgramRule, flag: &str) -> bool {
         }
     }
     if rule.write_options.contains(flag)
+        || rule.value_write_options.contains(flag)
         || matches!(
             rule.option_kinds.get(flag),
             Some(ArgKind::PathWrite | ArgKind::PathRead)
@@ -404,7 +405,9 @@ fn lint_program(rule: &ProgramRule, top: bool, out: &mut Vec<Diagnostic>) {
                     );
                 }
             }
-            let writes_typed = operand_kinds(rule).any(|k| k == ArgKind::PathWrite);
+            // A `dd-operand` types its `of=` as a write.
+            let writes_typed =
+                operand_kinds(rule).any(|k| matches!(k, ArgKind::PathWrite | ArgKind::DdOperand));
             if dg.writes_operands && !writes_typed && rule.subcommands.is_empty() {
                 warn(
                     out,

@@ -68,7 +68,7 @@ def measure(binary, rows):
 
 
 def summary(rows, answers):
-    per = defaultdict(lambda: [0, 0, 0, 0, 0])  # lines, allowed, refused, with alternative, "not an allowed program"
+    per = defaultdict(lambda: [0, 0, 0, 0, 0, 0])  # lines, allowed, refused, with alternative, "not an allowed program", names a close allowed program
     for (cls, _, _), a in zip(rows, answers):
         p = per[cls]
         p[0] += 1
@@ -81,6 +81,8 @@ def summary(rows, answers):
             p[3] += 1
         if any("is not an allowed program" in m for m in msgs):
             p[4] += 1
+        if any("closest allowed: " in m and "is not an allowed program" in m for m in msgs):
+            p[5] += 1
     return per
 
 
@@ -98,16 +100,16 @@ def main():
         print(f"## {name}: {len(rows)} lines")
         results = [summary(rows, measure(b, rows)) for b in binaries]
         classes = sorted(set().union(*[r.keys() for r in results]))
-        tot = [[0] * 5 for _ in results]
-        print("class | " + " | ".join(f"allowed, refused with alternative, 'not an allowed program' ({'before' if len(binaries) == 2 and k == 0 else 'after'})" for k in range(len(binaries))))
+        tot = [[0] * 6 for _ in results]
+        print("class | " + " | ".join(f"allowed, refused with alternative, 'not an allowed program', of which naming a close program ({'before' if len(binaries) == 2 and k == 0 else 'after'})" for k in range(len(binaries))))
         for cls in classes:
             cells = []
             for k, r in enumerate(results):
-                p = r.get(cls, [0] * 5)
+                p = r.get(cls, [0] * 6)
                 tot[k] = [x + y for x, y in zip(tot[k], p)]
-                cells.append(f"{p[1]}/{p[0]}, {p[3]}/{p[2]}, {p[4]}")
+                cells.append(f"{p[1]}/{p[0]}, {p[3]}/{p[2]}, {p[4]}, {p[5]}")
             print(f"{cls} | " + " | ".join(cells))
-        print("total | " + " | ".join(f"{t[1]}/{t[0]}, {t[3]}/{t[2]}, {t[4]}" for t in tot))
+        print("total | " + " | ".join(f"{t[1]}/{t[0]}, {t[3]}/{t[2]}, {t[4]}, {t[5]}" for t in tot))
         print()
 
 

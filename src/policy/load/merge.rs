@@ -32,6 +32,9 @@ pub(super) fn extend(mut old: ProgramRule, new: ProgramRule, raw: &RawProgram) -
     old.options_with_two_values
         .extend(new.options_with_two_values);
     old.write_options.extend(new.write_options);
+    old.old_style_options |= new.old_style_options;
+    old.target_directory |= new.target_directory;
+    old.value_write_options.extend(new.value_write_options);
     old.terminal_options.extend(new.terminal_options);
     old.delegate_options.extend(new.delegate_options);
     old.flags.extend(new.flags);
@@ -149,10 +152,12 @@ fn dropped(old: &ProgramRule, new: &ProgramRule) -> Vec<String> {
         }
     }
     for a in &old.args {
-        let kept = new
-            .args
-            .iter()
-            .any(|b| b.pattern.as_str() == a.pattern.as_str() && b.verdict >= a.verdict);
+        let kept = new.args.iter().any(|b| {
+            b.pattern.as_str() == a.pattern.as_str()
+                && b.verdict >= a.verdict
+                && b.unless_options.is_subset(&a.unless_options)
+                && b.min_operands <= a.min_operands
+        });
         if a.verdict != Verdict::Allow && !kept {
             out.push(format!("argument rule `{}`", a.pattern.as_str()));
         }

@@ -162,6 +162,24 @@ pub struct RawProgram {
     #[serde(default)]
     #[schemars(with = "Vec<String>")]
     pub glued_options: Vec<Spanned<String>>,
+    /// The program reads a first argument without a leading `-` as a cluster of old-style
+    /// options whose values are the next words (GNU tar: `tar czf out.tgz src`, and `tar I
+    /// ./prog -cf a.tar` runs `./prog`): a command whose first argument does not start with
+    /// `-` is refused.
+    #[serde(default)]
+    pub old_style_options: bool,
+    /// Options that make the program write the values of its `path-read` options too (`tar
+    /// -c` writes the archive `-f` names): with one of them given, each such value is checked
+    /// as a write as well as a read.
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub value_write_options: Vec<Spanned<String>>,
+    /// The last operand (or the value of `-t`/`--target-directory`) may be a directory the
+    /// other operands are written into under their own names (`cp`, `mv`: `cp tasks.json
+    /// .vscode/` writes `.vscode/tasks.json`): each `TARGET/NAME` is checked as a write too,
+    /// unless `-T`/`--no-target-directory` is given.
+    #[serde(default)]
+    pub target_directory: bool,
 }
 
 /// `"path-read"` or `["pattern", "path-read..."]`.
@@ -184,6 +202,16 @@ pub struct RawArgRule {
     pub verdict: Option<Spanned<String>>,
     /// Why.
     pub message: Option<String>,
+    /// The rule does not apply when one of these options is given (`git config --get KEY`
+    /// reads the key that `git config KEY VALUE` sets).
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub unless_options: Vec<Spanned<String>>,
+    /// The rule applies only to a command with at least this many operands (`git config
+    /// KEY` reads, `git config KEY VALUE` sets).
+    #[serde(default)]
+    #[schemars(with = "Option<u32>")]
+    pub min_operands: Option<Spanned<i64>>,
 }
 
 impl Loader {
@@ -273,7 +301,7 @@ impl Loader {
                 format!(
                     "`{text}` is not an argument kind: use path-read, path-write, text, pattern, \
                      variable, assignment, sed-script, awk-program, path-list, module-path, \
-                     program, backup-suffix, pathspec or jq-program"
+                     program, backup-suffix, pathspec, jq-program or dd-operand"
                 ),
                 file.loc(span),
             );
@@ -385,12 +413,17 @@ impl Loader {
                 Some(v) => self.verdict(file, v).unwrap_or(Verdict::Deny),
                 None => Verdict::Deny,
             };
+            let mut arg_min = 0;
+            self.count(file, &a.min_operands, 0, &mut arg_min);
+            let unless_options = self.options(file, &a.unless_options);
             match self.regex(a.pattern.get_ref()) {
                 Ok(pattern) => args.push(ArgRule {
                     pattern,
                     verdict,
                     message: a.message.clone(),
                     rule: file.rule(format!("{path}.args[{i}]"), a.pattern.span()),
+                    unless_options,
+                    min_operands: arg_min,
                 }),
                 Err(e) => self.diag(
                     DiagnosticCode::PolicyInvalidRegex,
@@ -508,6 +541,9 @@ impl Loader {
             repositories,
             replaced: Vec::new(),
             glued_options,
+            old_style_options: raw.old_style_options,
+            value_write_options: self.options(file, &raw.value_write_options),
+            target_directory: raw.target_directory,
             // Built once the whole policy is loaded (includes and inherited options merged).
             index: Default::default(),
         })
