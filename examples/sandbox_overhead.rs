@@ -105,6 +105,55 @@ fn main() {
             (t.elapsed() / starts).as_secs_f64() * 1e3
         );
     }
+    // A bare bash session, no wrapper at all: `true; echo MARK` written, read back up to
+    // MARK. The floor of a session's round trip (the per-call goal is 5x this).
+    {
+        use std::io::{BufRead, BufReader, Write};
+        let start = || {
+            let mut child = std::process::Command::new("bash")
+                .args(["--noprofile", "--norc"])
+                .current_dir(&ws)
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            let stdin = child.stdin.take().unwrap();
+            let out = BufReader::new(child.stdout.take().unwrap());
+            (child, stdin, out)
+        };
+        let call = |stdin: &mut std::process::ChildStdin, out: &mut BufReader<_>| {
+            stdin.write_all(b"true; echo __bare_mark\n").unwrap();
+            let mut line = String::new();
+            while line != "__bare_mark\n" {
+                line.clear();
+                out.read_line(&mut line).unwrap();
+            }
+        };
+        let t = Instant::now();
+        for _ in 0..starts {
+            let (mut child, mut stdin, mut out) = start();
+            call(&mut stdin, &mut out);
+            drop(stdin);
+            child.wait().unwrap();
+        }
+        let st = t.elapsed() / starts;
+        let (mut child, mut stdin, mut out) = start();
+        for _ in 0..20 {
+            call(&mut stdin, &mut out);
+        }
+        let t = Instant::now();
+        for _ in 0..calls {
+            call(&mut stdin, &mut out);
+        }
+        let per = t.elapsed() / calls;
+        drop(stdin);
+        child.wait().unwrap();
+        println!(
+            "bare bash session (no wrapper): {:.2} ms per start, {:.4} ms per call of `true`",
+            st.as_secs_f64() * 1e3,
+            per.as_secs_f64() * 1e3
+        );
+    }
     // Warm up (page cache, the binaries), so the first row is not penalised.
     for (_, config) in &configs {
         let mut s = BashSession::new(config.clone()).unwrap();

@@ -12,9 +12,11 @@
 //!   feed one channel, so neither fills up while the other is read.
 //! - **A random sentinel per call** (16 bytes from the OS's random source, via `getrandom`),
 //!   printed after the command with its exit status and the working directory. The command
-//!   text is delivered in a quoted here-document whose delimiter is random too, read into a
-//!   variable and run with `eval`, so an unterminated quote, a here-document, a backslash or
-//!   any other text in the command cannot swallow or fake the sentinel line. The command's
+//!   text is delivered as a counted payload (one short line to the session's wrapper
+//!   functions, defined once at startup: [`wrapper`]), read into a variable and run with
+//!   `eval` at the top level, so an unterminated quote, a here-document, a backslash or any
+//!   other text in the command cannot swallow or fake the sentinel line (code execution
+//!   calls keep a quoted here-document whose delimiter is random too). The command's
 //!   stdin is `/dev/null`, so a command waiting for input sees EOF instead of hanging.
 //! - **A timeout that kills the whole process group** (SIGKILL to `-pgid`: the shell and
 //!   everything it started, background jobs included) and starts a new session, reported as
@@ -53,6 +55,7 @@ mod capture;
 mod config;
 mod sentinel;
 mod shell;
+mod wrapper;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -204,7 +207,10 @@ impl BashSession {
                 ),
             ),
         };
-        let script = format!(
+        let script = match &output_dir {
+            // A bash tool call: one short line to the functions defined at startup.
+            None => wrapper::call_line(&shell.id, &token, command),
+            Some(_) => format!(
             "\\builtin jobs >/dev/null 2>&1\n\\builtin printf '%s\\n' SG_BEGIN_{token}\n{err_begin}\
              IFS= \\builtin read -r -d '' SG_CMD_{token} <<'SG_EOF_{token}' || :\n\
              {command}{newline}SG_EOF_{token}\n\
@@ -212,7 +218,9 @@ impl BashSession {
              \\builtin printf '\\n%s %d %s %s\\n' SG_END_{token} \"$?\" \"$PWD\" SG_END_{token}\n\
              {err_end}\
              \\builtin unset SG_CMD_{token}\n"
-        );
+        )
+            .into_bytes(),
+        };
         let deadline = Instant::now() + self.config.timeout;
         let rules = match &self.config.redaction {
             StreamRedaction::Off => None,
@@ -233,7 +241,7 @@ impl BashSession {
         });
         let outcome = match shell
             .stdin
-            .write_all(script.as_bytes())
+            .write_all(&script)
             .and_then(|()| shell.stdin.flush())
         {
             Ok(()) => shell.wait(&mut out, err.as_mut(), deadline),
