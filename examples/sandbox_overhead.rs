@@ -162,16 +162,23 @@ fn main() {
         }
     }
     let mut base: Option<(Duration, Duration, Duration)> = None;
+    let mut ends = Vec::new();
     println!(
         "{:<44} {:>12} {:>12} {:>14}",
         "session", "start", "call `true`", "call 200 opens"
     );
     for (name, config) in configs {
-        let t = Instant::now();
+        let (mut up, mut down) = (Duration::ZERO, Duration::ZERO);
         for _ in 0..starts {
-            drop(BashSession::new(config.clone()).unwrap());
+            let t = Instant::now();
+            let s = BashSession::new(config.clone()).unwrap();
+            up += t.elapsed();
+            let t = Instant::now();
+            drop(s);
+            down += t.elapsed();
         }
-        let start = t.elapsed() / starts;
+        let start = (up + down) / starts;
+        ends.push((name, up / starts, down / starts));
         let mut s = BashSession::new(config.clone()).unwrap();
         let t = Instant::now();
         for _ in 0..calls {
@@ -194,6 +201,14 @@ fn main() {
             ratio(call, bc),
             heavy.as_secs_f64() * 1e3,
             ratio(heavy, bh),
+        );
+    }
+    println!("\nstart = ready for the first call + end (the session dropped):");
+    for (name, up, down) in ends {
+        println!(
+            "{name:<44} ready {:>7.2} ms, end {:>7.2} ms",
+            up.as_secs_f64() * 1e3,
+            down.as_secs_f64() * 1e3
         );
     }
     let _ = std::fs::remove_dir_all(&ws);
