@@ -105,6 +105,55 @@ fn main() {
             (t.elapsed() / starts).as_secs_f64() * 1e3
         );
     }
+    // A bare bash session, no wrapper at all: `true; echo MARK` written, read back up to
+    // MARK. The floor of a session's round trip (the per-call goal is 5x this).
+    {
+        use std::io::{BufRead, BufReader, Write};
+        let start = || {
+            let mut child = std::process::Command::new("bash")
+                .args(["--noprofile", "--norc"])
+                .current_dir(&ws)
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            let stdin = child.stdin.take().unwrap();
+            let out = BufReader::new(child.stdout.take().unwrap());
+            (child, stdin, out)
+        };
+        let call = |stdin: &mut std::process::ChildStdin, out: &mut BufReader<_>| {
+            stdin.write_all(b"true; echo __bare_mark\n").unwrap();
+            let mut line = String::new();
+            while line != "__bare_mark\n" {
+                line.clear();
+                out.read_line(&mut line).unwrap();
+            }
+        };
+        let t = Instant::now();
+        for _ in 0..starts {
+            let (mut child, mut stdin, mut out) = start();
+            call(&mut stdin, &mut out);
+            drop(stdin);
+            child.wait().unwrap();
+        }
+        let st = t.elapsed() / starts;
+        let (mut child, mut stdin, mut out) = start();
+        for _ in 0..20 {
+            call(&mut stdin, &mut out);
+        }
+        let t = Instant::now();
+        for _ in 0..calls {
+            call(&mut stdin, &mut out);
+        }
+        let per = t.elapsed() / calls;
+        drop(stdin);
+        child.wait().unwrap();
+        println!(
+            "bare bash session (no wrapper): {:.2} ms per start, {:.4} ms per call of `true`",
+            st.as_secs_f64() * 1e3,
+            per.as_secs_f64() * 1e3
+        );
+    }
     // Warm up (page cache, the binaries), so the first row is not penalised.
     for (_, config) in &configs {
         let mut s = BashSession::new(config.clone()).unwrap();
@@ -113,16 +162,23 @@ fn main() {
         }
     }
     let mut base: Option<(Duration, Duration, Duration)> = None;
+    let mut ends = Vec::new();
     println!(
         "{:<44} {:>12} {:>12} {:>14}",
         "session", "start", "call `true`", "call 200 opens"
     );
     for (name, config) in configs {
-        let t = Instant::now();
+        let (mut up, mut down) = (Duration::ZERO, Duration::ZERO);
         for _ in 0..starts {
-            drop(BashSession::new(config.clone()).unwrap());
+            let t = Instant::now();
+            let s = BashSession::new(config.clone()).unwrap();
+            up += t.elapsed();
+            let t = Instant::now();
+            drop(s);
+            down += t.elapsed();
         }
-        let start = t.elapsed() / starts;
+        let start = (up + down) / starts;
+        ends.push((name, up / starts, down / starts));
         let mut s = BashSession::new(config.clone()).unwrap();
         let t = Instant::now();
         for _ in 0..calls {
@@ -145,6 +201,14 @@ fn main() {
             ratio(call, bc),
             heavy.as_secs_f64() * 1e3,
             ratio(heavy, bh),
+        );
+    }
+    println!("\nstart = ready for the first call + end (the session dropped):");
+    for (name, up, down) in ends {
+        println!(
+            "{name:<44} ready {:>7.2} ms, end {:>7.2} ms",
+            up.as_secs_f64() * 1e3,
+            down.as_secs_f64() * 1e3
         );
     }
     let _ = std::fs::remove_dir_all(&ws);

@@ -711,3 +711,28 @@ fn a_code_call_that_times_out_restarts_the_session() {
     assert_ne!(s.pid(), before);
     assert_eq!(both(&code(&mut s, "echo ok", dir.path())).0, "ok\n");
 }
+
+/// The wrapper functions a call line names (defined once per session) cannot be redefined,
+/// unset or shadowed by an alias; and a payload variable made read-only ends the shell rather
+/// than let the next command's text run as script: the next call is refused as a session
+/// exit and the one after runs in a new session.
+#[test]
+fn the_wrapper_functions_cannot_be_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s =
+        BashSession::new(SessionConfig::new(dir.path()).timeout(Duration::from_secs(2))).unwrap();
+    let _ = s.run(
+        r#"for f in $(compgen -A function _sg); do eval "$f() { echo HIJACKED; }"; unset -f "$f"; done; shopt -s expand_aliases; for f in $(compgen -A function _sg); do alias "$f=echo HIJACKED"; done"#,
+    );
+    let out = ok(&mut s, "echo fine; false");
+    assert_eq!((text(&out).as_str(), out.status), ("fine\n", Some(1)));
+    let _ = s.run(r#"for v in $(compgen -v _sgc); do readonly "$v"; done"#);
+    match s.run("echo SHOULD-NOT-RUN") {
+        Err(ExecError::SessionExited { output, .. }) => {
+            let output = String::from_utf8_lossy(&output);
+            assert!(!output.contains("SHOULD-NOT-RUN"), "{output}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(text(&ok(&mut s, "echo restored")), "restored\n");
+}

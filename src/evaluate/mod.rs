@@ -80,6 +80,42 @@ pub fn evaluate(policy: &Policy, ctx: &Context, command: &str) -> Decision {
     })
 }
 
+/// Evaluate `text`, already parsed as `script` (by [`shell::parse_with`] under `limits`),
+/// with `limits` and `max_commands` in place of the policy's: a script checked as a whole
+/// (`check --script`) is longer than one agent command, and parsing it once saves the second
+/// parse, and borrowing the policy its copy. Nested payloads are parsed under `limits` too.
+/// Fail-closed like [`evaluate`].
+pub fn evaluate_parsed(
+    policy: &Policy,
+    ctx: &Context,
+    text: &str,
+    script: &shell::Script,
+    limits: shell::Limits,
+    max_commands: usize,
+) -> Decision {
+    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        shell::with_stack(|| {
+            let mut ev = Eval::new(policy, ctx, text);
+            ev.limits = limits;
+            ev.max_commands = max_commands;
+            let saved = ev.code.enter_source(text);
+            ev.check_parsed(text, script, "the command cannot be checked", true);
+            ev.code.leave_source(saved);
+            ev.finish()
+        })
+    }));
+    run.unwrap_or_else(|_| Decision {
+        verdict: Verdict::Deny,
+        reasons: vec![Reason {
+            code: ReasonCode::InternalError.as_str(),
+            verdict: Verdict::Deny,
+            rule: None,
+            message: "shellgate failed while checking this command; it is refused".into(),
+            span: Span::new(0, text.len()),
+        }],
+    })
+}
+
 /// [`shell::Known::value_splits`] of a path's text, read from its bytes: every character it
 /// looks for is ASCII, and an ASCII byte of a path is that character in its lossy text too
 /// (bytes that are not UTF-8 become U+FFFD, never one of them).
@@ -131,6 +167,10 @@ struct Eval<'a> {
     code: code_contexts::State,
     /// What [`env_reads`] knows: the names the command assigns itself.
     env_reads: env_reads::State,
+    /// The parse limits of every text checked (the policy's, unless [`evaluate_parsed`]).
+    limits: shell::Limits,
+    /// Most simple commands (the policy's, unless [`evaluate_parsed`]).
+    max_commands: usize,
 }
 
 impl<'a> Eval<'a> {
@@ -149,6 +189,8 @@ impl<'a> Eval<'a> {
             stdin: patches::Stdin::Unknown,
             code: code_contexts::State::new(command),
             env_reads: env_reads::State::default(),
+            limits: policy.limits.parse,
+            max_commands: policy.limits.max_commands,
         }
     }
 
@@ -231,27 +273,8 @@ impl<'a> Eval<'a> {
     }
 
     fn parse_and_check_source(&mut self, text: &str, what: &str, top: bool) {
-        match shell::parse_with(text, &self.policy.limits.parse) {
-            Ok(script) if top && script.commands.is_empty() => self.reason(
-                ReasonCode::EmptyCommand,
-                Verdict::Deny,
-                None,
-                "the command is empty: there is nothing to run".into(),
-                Span::new(0, text.len()),
-            ),
-            Ok(script) => match self.policy.shell.paranoid.clone() {
-                Some(rule) => match shell::cross_check(text, &self.policy.limits.parse, &script) {
-                    Ok(()) => self.script(&script),
-                    Err(e) => self.reason(
-                        e.kind.reason_code(),
-                        Verdict::Deny,
-                        Some(&rule),
-                        format!("{what}: {}", e.message),
-                        e.span,
-                    ),
-                },
-                None => self.script(&script),
-            },
+        match shell::parse_with(text, &self.limits) {
+            Ok(script) => self.check_parsed(text, &script, what, top),
             Err(e) => self.reason(
                 e.kind.reason_code(),
                 Verdict::Deny,
@@ -259,6 +282,33 @@ impl<'a> Eval<'a> {
                 format!("{what}: {}", e.message),
                 e.span,
             ),
+        }
+    }
+
+    /// Check `text`, parsed as `script` (the second reading of `[shell] paranoid` first).
+    fn check_parsed(&mut self, text: &str, script: &shell::Script, what: &str, top: bool) {
+        if top && script.commands.is_empty() {
+            self.reason(
+                ReasonCode::EmptyCommand,
+                Verdict::Deny,
+                None,
+                "the command is empty: there is nothing to run".into(),
+                Span::new(0, text.len()),
+            );
+            return;
+        }
+        match self.policy.shell.paranoid.clone() {
+            Some(rule) => match shell::cross_check(text, &self.limits, script) {
+                Ok(()) => self.script(script),
+                Err(e) => self.reason(
+                    e.kind.reason_code(),
+                    Verdict::Deny,
+                    Some(&rule),
+                    format!("{what}: {}", e.message),
+                    e.span,
+                ),
+            },
+            None => self.script(script),
         }
     }
 

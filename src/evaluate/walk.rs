@@ -126,19 +126,16 @@ impl Eval<'_> {
 
     pub(super) fn count_command(&mut self, span: Span) -> bool {
         self.commands += 1;
-        if self.commands == self.policy.limits.max_commands + 1 {
+        if self.commands == self.max_commands + 1 {
             self.reason(
                 ReasonCode::CommandLimit,
                 Verdict::Deny,
                 None,
-                format!(
-                    "more than {} commands in one input",
-                    self.policy.limits.max_commands
-                ),
+                format!("more than {} commands in one input", self.max_commands),
                 span,
             );
         }
-        self.commands <= self.policy.limits.max_commands
+        self.commands <= self.max_commands
     }
 
     pub(super) fn simple(&mut self, c: &SimpleCommand) {

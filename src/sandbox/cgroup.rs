@@ -267,15 +267,20 @@ impl SessionCgroup {
 
     /// Kill every process inside except `keep`, until none is left or `within` has passed;
     /// whether none is left.
+    ///
+    /// When the cgroup holds only `keep` already, nothing is frozen: at the end of a call the
+    /// kept processes are idle (the shell has printed its sentinel and waits for input), and
+    /// any other process, even one in the middle of a fork, is itself listed, so an empty
+    /// list of victims cannot hide one. That spares most calls the freeze and thaw.
     pub fn kill_except(&self, keep: &[Pid], within: Duration) -> bool {
+        let kept = |p: &i32| keep.iter().any(|k| k.as_raw() == *p);
+        if self.procs().iter().all(kept) {
+            return true;
+        }
         let until = Instant::now() + within;
         loop {
             self.freeze(true);
-            let victims: Vec<i32> = self
-                .procs()
-                .into_iter()
-                .filter(|p| !keep.iter().any(|k| k.as_raw() == *p))
-                .collect();
+            let victims: Vec<i32> = self.procs().into_iter().filter(|p| !kept(p)).collect();
             for p in &victims {
                 let _ = kill(Pid::from_raw(*p), Signal::SIGKILL);
             }

@@ -86,13 +86,26 @@ enum Grant {
 
 /// Confine the calling thread (and what it starts) to `spec`'s roots, the system directories
 /// and `tmp` (writable).
-pub(crate) fn restrict(spec: &SandboxSpec, tmp: Option<&Path>) -> Result<(), SandboxError> {
+///
+/// `in_jail`: the caller runs inside the jail, whose mount view already masks `/etc`'s
+/// secrets ([`ETC_SECRETS`], an empty file or directory over each that exists: see
+/// `plan.rs`), so `/etc` is one rule. Outside the jail (no jail, or the file tool's worker
+/// thread on the host) `/etc` is one rule per entry that is not a secret.
+pub(crate) fn restrict(
+    spec: &SandboxSpec,
+    tmp: Option<&Path>,
+    in_jail: bool,
+) -> Result<(), SandboxError> {
     let unavailable = |e: landlock::RulesetError| SandboxError::Unavailable(e.to_string());
     let mut rules: Vec<(PathBuf, Grant)> = Vec::new();
     for p in SYSTEM_READ {
         rules.push((PathBuf::from(p), Grant::Read));
     }
-    rules.extend(etc_entries().into_iter().map(|p| (p, Grant::Read)));
+    if in_jail && etc_secrets_masked() {
+        rules.push((PathBuf::from("/etc"), Grant::Read));
+    } else {
+        rules.extend(etc_entries().into_iter().map(|p| (p, Grant::Read)));
+    }
     for p in SYSTEM_DEVICES {
         rules.push((PathBuf::from(p), Grant::ReadWrite));
     }
@@ -153,7 +166,39 @@ pub(crate) fn restrict(spec: &SandboxSpec, tmp: Option<&Path>) -> Result<(), San
 /// Confine the calling thread (only it, and what it starts) with Landlock to `spec`'s roots:
 /// the file tool's worker (`LocalFiles::confined`). No temporary directory.
 pub(crate) fn restrict_this_thread(spec: &SandboxSpec) -> Result<(), SandboxError> {
-    restrict(spec, None)
+    restrict(spec, None, false)
+}
+
+/// Whether every secret of `/etc` ([`ETC_SECRETS`]) is, in this mount view, absent or one of
+/// the jail's masks: `/dev/null` bound over a file, an empty directory over a directory. The
+/// check that lets `/etc` be one Landlock rule inside the jail: a view where any secret is
+/// something else (a stage 2 started outside the jail, a mask that did not take) keeps the
+/// rule per entry.
+fn etc_secrets_masked() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let masked = |p: &Path| match std::fs::symlink_metadata(p) {
+        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+        Ok(m) if m.file_type().is_char_device() => {
+            m.rdev() == std::fs::metadata("/dev/null").map_or(u64::MAX, |n| n.rdev())
+        }
+        Ok(m) if m.is_dir() => std::fs::read_dir(p).is_ok_and(|mut d| d.next().is_none()),
+        Ok(_) => false,
+    };
+    let etc = Path::new("/etc");
+    if !ETC_SECRETS
+        .iter()
+        .filter(|s| !s.contains('*'))
+        .all(|s| masked(&etc.join(s)))
+    {
+        return false;
+    }
+    match std::fs::read_dir("/etc/ssh") {
+        Ok(dir) => dir.flatten().all(|e| {
+            let rel = format!("ssh/{}", e.file_name().to_string_lossy());
+            !etc_secret(&rel) || masked(&e.path())
+        }),
+        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+    }
 }
 
 /// `/etc` without its secrets: each entry (one level down in `ssl` and `ssh`) not in

@@ -182,7 +182,7 @@ pub fn confine_and_exec(
         return e;
     }
     if spec.landlock {
-        if let Err(e) = super::landlock::restrict(spec, tmp) {
+        if let Err(e) = super::landlock::restrict(spec, tmp, spec.jail) {
             return e;
         }
         if !spec.network {

@@ -80,8 +80,16 @@ pub fn check_cmd(
             .find(|(p, _)| p == path)
             .map_or("", |(_, t)| t.as_str())
     };
+    let lines: Vec<LineStarts> = sources.iter().map(|(_, t)| LineStarts::new(t)).collect();
+    let lines_of = |path: &str| {
+        sources
+            .iter()
+            .position(|(p, _)| p == path)
+            .map(|i| &lines[i])
+    };
+    // One buffer for all of it (stdout alone is flushed at every newline).
     let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let mut worst = Verdict::Allow;
     let mut refused = 0usize;
     let mut sarif_results = Vec::new();
@@ -92,18 +100,25 @@ pub fn check_cmd(
         }
         match out_format {
             Out::Json => {
-                let mut v: serde_json::Value =
-                    serde_json::from_str(&report::json_line(&item.command, &item.decision))
-                        .map_err(|e| format!("internal error: {e}"))?;
-                if let (Origin::Script { path, offset }, Some(obj)) =
-                    (&item.origin, v.as_object_mut())
-                {
-                    let loc = Location::at(path, source_of(path), *offset);
-                    obj.insert("file".into(), path.clone().into());
-                    obj.insert("line".into(), loc.line.into());
-                    obj.insert("column".into(), loc.col.into());
-                }
-                writeln!(out, "{v}").map_err(write_err)?;
+                let (file, line, column) = match &item.origin {
+                    Origin::Script { path, offset } => {
+                        let (line, col) =
+                            lines_of(path).map_or((1, 1), |l| l.at(source_of(path), *offset));
+                        (Some(path.as_str()), Some(line), Some(col))
+                    }
+                    Origin::Arg(_) => (None, None, None),
+                };
+                let line = JsonItem {
+                    command: &item.command,
+                    decision: item.decision.verdict,
+                    reasons: &item.decision.reasons,
+                    file,
+                    line,
+                    column,
+                };
+                serde_json::to_writer(&mut out, &line)
+                    .map_err(|e| format!("cannot write the JSON output: {e}"))?;
+                out.write_all(b"\n").map_err(write_err)?;
             }
             Out::Text => {
                 let text = match &item.origin {
@@ -148,6 +163,43 @@ pub fn check_cmd(
     Ok(if worst == Verdict::Allow { 0 } else { 1 })
 }
 
+/// One JSON line of `check --format json`: [`report::JsonDecision`]'s fields, and for a
+/// command of a script its file, line and column.
+#[derive(serde::Serialize)]
+struct JsonItem<'a> {
+    command: &'a str,
+    decision: Verdict,
+    reasons: &'a [Reason],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    line: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    column: Option<usize>,
+}
+
+/// Where each line of a script starts: the line and column of an offset by a binary search,
+/// not by counting the newlines before it (once per command: quadratic in the script).
+struct LineStarts(Vec<usize>);
+
+impl LineStarts {
+    fn new(text: &str) -> LineStarts {
+        let starts = std::iter::once(0)
+            .chain(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1))
+            .collect();
+        LineStarts(starts)
+    }
+
+    /// 1-based line and column (in characters) of `offset`, as [`Location::at`] counts them.
+    fn at(&self, text: &str, offset: usize) -> (usize, usize) {
+        let offset = offset.min(text.len());
+        let line = self.0.partition_point(|&s| s <= offset).max(1);
+        let start = self.0[line - 1];
+        let col = text.get(start..offset).map_or(0, |s| s.chars().count()) + 1;
+        (line, col)
+    }
+}
+
 fn write_err(e: std::io::Error) -> CliError {
     CliError::write("stdout", e)
 }
@@ -174,10 +226,13 @@ fn read_script(path: &Path) -> Result<String, CliError> {
 /// top-level statement it falls in (a pipeline or `&&`/`||` list is one statement). A
 /// script that does not parse is one denial at the error.
 fn check_script(policy: &Policy, ctx: &Context, path: &str, text: &str, items: &mut Vec<Item>) {
+    // A script is longer than one agent command: the size limits lifted, the others kept;
+    // the one parse here is the one the evaluation checks.
     let limits = shell::Limits {
-        max_bytes: MAX_SCRIPT,
-        ..shell::Limits::default()
+        max_bytes: policy.limits.parse.max_bytes.max(text.len()),
+        ..policy.limits.parse
     };
+    let max_commands = policy.limits.max_commands.max(1_000_000);
     let script = match shell::parse_with(text, &limits) {
         Ok(s) => s,
         Err(e) => {
@@ -201,11 +256,8 @@ fn check_script(policy: &Policy, ctx: &Context, path: &str, text: &str, items: &
             return;
         }
     };
-    // A script is longer than one agent command: lift the size limits, keep the others.
-    let mut big = policy.clone();
-    big.limits.parse.max_bytes = big.limits.parse.max_bytes.max(text.len());
-    big.limits.max_commands = big.limits.max_commands.max(1_000_000);
-    let whole = big.evaluate(ctx, text);
+    let whole =
+        shellgate::evaluate::evaluate_parsed(policy, ctx, text, &script, limits, max_commands);
     let units = statements(text, &script.commands);
     let mut decisions: Vec<Decision> = units
         .iter()
@@ -378,4 +430,20 @@ fn read_stdin(policy: &Policy, ctx: &Context, items: &mut Vec<Item>) -> Result<b
         });
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The line index gives every offset the line and column [`Location::at`] counts.
+    #[test]
+    fn line_starts_agree_with_location_at() {
+        let text = "ls\n\né ü x\n  日本 | cat\nlast";
+        let idx = LineStarts::new(text);
+        for offset in (0..=text.len() + 2).filter(|o| text.is_char_boundary(*o.min(&text.len()))) {
+            let loc = Location::at("f", text, offset);
+            assert_eq!(idx.at(text, offset), (loc.line, loc.col), "offset {offset}");
+        }
+    }
 }

@@ -12,9 +12,11 @@
 //!   feed one channel, so neither fills up while the other is read.
 //! - **A random sentinel per call** (16 bytes from the OS's random source, via `getrandom`),
 //!   printed after the command with its exit status and the working directory. The command
-//!   text is delivered in a quoted here-document whose delimiter is random too, read into a
-//!   variable and run with `eval`, so an unterminated quote, a here-document, a backslash or
-//!   any other text in the command cannot swallow or fake the sentinel line. The command's
+//!   text is delivered as a counted payload (one short line to the session's wrapper
+//!   functions, defined once at startup: [`wrapper`]), read into a variable and run with
+//!   `eval` at the top level, so an unterminated quote, a here-document, a backslash or any
+//!   other text in the command cannot swallow or fake the sentinel line (code execution
+//!   calls keep a quoted here-document whose delimiter is random too). The command's
 //!   stdin is `/dev/null`, so a command waiting for input sees EOF instead of hanging.
 //! - **A timeout that kills the whole process group** (SIGKILL to `-pgid`: the shell and
 //!   everything it started, background jobs included) and starts a new session, reported as
@@ -53,6 +55,7 @@ mod capture;
 mod config;
 mod sentinel;
 mod shell;
+mod wrapper;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -169,50 +172,12 @@ impl BashSession {
             return Err(ExecError::Start("no session".to_string()));
         };
         let token = token()?;
-        let newline = if command.ends_with('\n') { "" } else { "\n" };
-        // The command goes into a variable through a quoted here-document, whose body is
-        // never expanded and ends only at the random delimiter line. The variable's name is
-        // random too, so no earlier command can have made it readonly (which would make
-        // `read` fail and `eval` run a stale value). `\builtin` because an alias (with
-        // `expand_aliases`) must not turn the wrapper into something else; `|| :` because
-        // read returns 1 at the end of its input, which `set -e` must not see.
-        // The begin line first: whatever a background job printed since the last call comes
-        // before it in the stream and is discarded, never shown as this call's output; so do
-        // the shell's notices about jobs that ended (`jobs` reports and forgets them).
-        //
-        // A code execution call sends its stderr down the session's second pipe (fd
-        // 62 unless an open-files limit says lower, kept from startup), with begin and end lines of its own, and runs only if
-        // `$OUTPUT_DIR` really holds the call's directory (an earlier `readonly` cannot
-        // leave a stale one).
-        let err_fd = shell.err_fd;
-        let (err_begin, run, err_end) = match &output_dir {
-            None => (
-                String::new(),
-                format!("\\builtin eval \"$SG_CMD_{token}\" < /dev/null\n"),
-                String::new(),
-            ),
-            Some(dir) => (
-                format!("\\builtin printf '%s\\n' SG_BEGIN_{token} >&{err_fd}\n"),
-                format!(
-                    "if \\builtin export OUTPUT_DIR='{dir}' 2>/dev/null && [[ $OUTPUT_DIR == '{dir}' ]]; \
-                     then \\builtin eval \"$SG_CMD_{token}\" < /dev/null 2>&{err_fd}; \
-                     else \\builtin printf 'shellgate: OUTPUT_DIR cannot be set (is it readonly?); \
-                     the command was not run\\n' >&{err_fd}; (exit 125); fi\n"
-                ),
-                format!(
-                    "\\builtin printf '\\n%s %d %s %s\\n' SG_END_{token} 0 - SG_END_{token} >&{err_fd}\n"
-                ),
-            ),
+        let script = match &output_dir {
+            // A bash tool call: one short line to the functions defined at startup, and the
+            // command as a counted payload (see `wrapper`).
+            None => wrapper::call_line(&shell.id, &token, command),
+            Some(dir) => code_call_script(command, &token, dir, shell.err_fd).into_bytes(),
         };
-        let script = format!(
-            "\\builtin jobs >/dev/null 2>&1\n\\builtin printf '%s\\n' SG_BEGIN_{token}\n{err_begin}\
-             IFS= \\builtin read -r -d '' SG_CMD_{token} <<'SG_EOF_{token}' || :\n\
-             {command}{newline}SG_EOF_{token}\n\
-             {run}\
-             \\builtin printf '\\n%s %d %s %s\\n' SG_END_{token} \"$?\" \"$PWD\" SG_END_{token}\n\
-             {err_end}\
-             \\builtin unset SG_CMD_{token}\n"
-        );
         let deadline = Instant::now() + self.config.timeout;
         let rules = match &self.config.redaction {
             StreamRedaction::Off => None,
@@ -233,7 +198,7 @@ impl BashSession {
         });
         let outcome = match shell
             .stdin
-            .write_all(script.as_bytes())
+            .write_all(&script)
             .and_then(|()| shell.stdin.flush())
         {
             Ok(()) => shell.wait(&mut out, err.as_mut(), deadline),
@@ -300,6 +265,47 @@ impl BashSession {
             }
         }
     }
+}
+
+/// The wrapper of a code execution call (`$OUTPUT_DIR` set to `dir`, already quoted for single
+/// quotes; stderr apart on `err_fd`), sent whole with the command in a quoted here-document.
+fn code_call_script(command: &str, token: &str, dir: &str, err_fd: u32) -> String {
+    let newline = if command.ends_with('\n') { "" } else { "\n" };
+    // The command goes into a variable through a quoted here-document, whose body is
+    // never expanded and ends only at the random delimiter line. The variable's name is
+    // random too, so no earlier command can have made it readonly (which would make
+    // `read` fail and `eval` run a stale value). `\builtin` because an alias (with
+    // `expand_aliases`) must not turn the wrapper into something else; `|| :` because
+    // read returns 1 at the end of its input, which `set -e` must not see.
+    // The begin line first: whatever a background job printed since the last call comes
+    // before it in the stream and is discarded, never shown as this call's output; so do
+    // the shell's notices about jobs that ended (`jobs` reports and forgets them).
+    //
+    // A code execution call sends its stderr down the session's second pipe (fd
+    // 62 unless an open-files limit says lower, kept from startup), with begin and end lines of its own, and runs only if
+    // `$OUTPUT_DIR` really holds the call's directory (an earlier `readonly` cannot
+    // leave a stale one).
+    let (err_begin, run, err_end) = (
+        format!("\\builtin printf '%s\\n' SG_BEGIN_{token} >&{err_fd}\n"),
+        format!(
+            "if \\builtin export OUTPUT_DIR='{dir}' 2>/dev/null && [[ $OUTPUT_DIR == '{dir}' ]]; \
+                     then \\builtin eval \"$SG_CMD_{token}\" < /dev/null 2>&{err_fd}; \
+                     else \\builtin printf 'shellgate: OUTPUT_DIR cannot be set (is it readonly?); \
+                     the command was not run\\n' >&{err_fd}; (exit 125); fi\n"
+        ),
+        format!(
+            "\\builtin printf '\\n%s %d %s %s\\n' SG_END_{token} 0 - SG_END_{token} >&{err_fd}\n"
+        ),
+    );
+    format!(
+        "\\builtin jobs >/dev/null 2>&1\n\\builtin printf '%s\\n' SG_BEGIN_{token}\n{err_begin}\
+             IFS= \\builtin read -r -d '' SG_CMD_{token} <<'SG_EOF_{token}' || :\n\
+             {command}{newline}SG_EOF_{token}\n\
+             {run}\
+             \\builtin printf '\\n%s %d %s %s\\n' SG_END_{token} \"$?\" \"$PWD\" SG_END_{token}\n\
+             {err_end}\
+             \\builtin unset SG_CMD_{token}\n"
+    )
 }
 
 /// What one script run gave: the status, stdout (or everything, interleaved), and for a

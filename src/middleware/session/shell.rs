@@ -17,6 +17,7 @@ use super::super::ExecError;
 use super::config::{SessionConfig, DEFAULT_PATH, ENV_ALLOWLIST};
 use super::sentinel::{SentinelScanner, Stream};
 use super::token;
+use super::wrapper::wrapper_functions;
 use crate::sandbox::cgroup::SessionCgroup;
 use crate::sandbox::contain;
 
@@ -65,6 +66,9 @@ pub(super) struct Shell {
     pub(super) keep: Vec<Pid>,
     /// Where the shell keeps the second pipe (code execution calls' stderr).
     pub(super) err_fd: u32,
+    /// The random part of the names of the session's wrapper functions and variables
+    /// ([`call_line`]).
+    pub(super) id: String,
 }
 
 pub(super) enum Wait {
@@ -180,6 +184,7 @@ impl Shell {
             cgroup,
             keep: Vec::new(),
             err_fd,
+            id: token()?[..8].to_string(),
         };
         let tx_err = tx.clone();
         std::thread::Builder::new()
@@ -199,8 +204,9 @@ impl Shell {
         // globbing options: pinned here, whatever the environment said.
         const GLOB_DEFAULTS: &str = "\\builtin shopt -u dotglob nocaseglob globstar nullglob failglob extglob 2>/dev/null; \\builtin shopt -s globskipdots 2>/dev/null\n";
         let script = format!(
-            "exec {err_fd}>&2 2>&1 || exit 97\n{GLOB_DEFAULTS}{}\\builtin printf '\\n%s %d %s %s\\n' SG_END_{token} 0 \"$PWD\" SG_END_{token}\n",
-            config.limits.script()
+            "exec {err_fd}>&2 2>&1 || exit 97\n{GLOB_DEFAULTS}{}{}\\builtin printf '\\n%s %d %s %s\\n' SG_END_{token} 0 \"$PWD\" SG_END_{token}\n",
+            config.limits.script(),
+            wrapper_functions(&shell.id),
         );
         if let Err(e) = shell
             .stdin
