@@ -15,6 +15,7 @@ use super::shapes::{
 };
 use super::text_editor::EditorLimits;
 use super::{Call, Executor, Guard, Outcome};
+use crate::codes::RuntimeCode;
 use crate::evaluate::Decision;
 use crate::policy::Verdict;
 
@@ -142,7 +143,7 @@ impl<E: Executor> Guard<E> {
                     per_minute: rate.per_minute,
                 };
                 let mut rec = AuditRecord::new(id);
-                rec.action = "rate-limited";
+                rec.action = RuntimeCode::RateLimited.as_str();
                 rec.is_error = true;
                 self.audit(&rec);
                 let msg = e.to_string();
@@ -159,7 +160,7 @@ impl<E: Executor> Guard<E> {
                 return Call {
                     result,
                     outcome: Outcome::Failed {
-                        code: "rate-limited",
+                        code: RuntimeCode::RateLimited.as_str(),
                     },
                 };
             }
