@@ -68,12 +68,7 @@ impl Eval<'_> {
         name_span: Span,
         cmd_span: Span,
     ) {
-        debug_assert!(
-            rule.index_is_current(),
-            "the index of `{}` is stale: Policy::reindex after changing its lists",
-            rule.name
-        );
-        let ix = &rule.index;
+        let ix = rule.index();
         if rule.verdict != Verdict::Allow {
             let msg = rule.message.clone().unwrap_or_else(|| {
                 format!(
@@ -581,7 +576,7 @@ impl Eval<'_> {
         span: Span,
         p: &mut Parsed,
     ) {
-        let ix = &rule.index;
+        let ix = rule.index();
         let facts = ix.facts(name);
         if facts.any(OptionFacts::REQUIRED | OptionFacts::IMPLICIT) {
             p.seen.insert(name.to_string());
@@ -883,7 +878,7 @@ impl Eval<'_> {
         // Only a match that is `--` or exactly a value-taking option shifts the later words.
         if let Fields::Many { split: false, .. } = fields {
             // A program with refused options is never harmless: a match could be one.
-            if rule.index.harmless_globs && !glob_may_shift(rule, w) {
+            if rule.index().harmless_globs && !glob_may_shift(rule, w) {
                 return;
             }
             if self.glob_judged(rule, w, rest) {
@@ -1109,7 +1104,7 @@ fn last_char(pattern: &str) -> LastChar {
 /// option it starts with takes the rest as its value.
 fn glued_option<'s>(rule: &ProgramRule, s: &'s str) -> (&'s str, Option<&'s str>) {
     let split = s.split_once('=');
-    let known = |n: &str| rule.index.facts(n).known();
+    let known = |n: &str| rule.index().facts(n).known();
     if known(s) {
         return (s, None);
     }
@@ -1148,7 +1143,7 @@ fn resolve_long<'x>(rule: &'x ProgramRule, name: &'x str) -> &'x str {
     if !name.starts_with("--") || name.len() < 3 {
         return name;
     }
-    rule.index.resolve_long(name)
+    rule.index().resolve_long(name)
 }
 
 fn verdict_word(v: Verdict) -> &'static str {

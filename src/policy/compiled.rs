@@ -365,9 +365,69 @@ pub struct ArgRule {
     pub rule: RuleRef,
 }
 
-/// The rule for one program (or one subcommand of a program).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// The rule for one program (or one subcommand of a program), compiled and immutable: its
+/// lists and switches are read through [`ProgramSpec`] (`rule.deny_options`), and what the
+/// evaluator reads of them is worked out once, when the rule is made
+/// (`ProgramRule::new`, a decode of the binary form), so it cannot go stale. Only the
+/// loader (`src/policy/load`) makes or changes rules, and every change indexes the rule
+/// again.
+#[derive(Debug, Clone)]
 pub struct ProgramRule {
+    spec: ProgramSpec,
+    index: super::index::RuleIndex,
+}
+
+impl ProgramRule {
+    /// The rule `spec` says, indexed.
+    pub(in crate::policy) fn new(spec: ProgramSpec) -> ProgramRule {
+        let index = super::index::RuleIndex::of(&spec);
+        ProgramRule { spec, index }
+    }
+
+    /// What the rule says, to make a changed rule of (`ProgramRule::new`).
+    pub(in crate::policy) fn into_spec(self) -> ProgramSpec {
+        self.spec
+    }
+
+    /// Change what the rule says with `f`, then index it again.
+    pub(in crate::policy) fn edit(&mut self, f: impl FnOnce(&mut ProgramSpec)) {
+        f(&mut self.spec);
+        self.index = super::index::RuleIndex::of(&self.spec);
+    }
+
+    /// What the evaluator reads of the lists, worked out when the rule was made.
+    pub(crate) fn index(&self) -> &super::index::RuleIndex {
+        &self.index
+    }
+}
+
+impl std::ops::Deref for ProgramRule {
+    type Target = ProgramSpec;
+
+    fn deref(&self) -> &ProgramSpec {
+        &self.spec
+    }
+}
+
+// The binary form holds the spec; the index is rebuilt when a rule is read.
+impl Serialize for ProgramRule {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.spec.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for ProgramRule {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<ProgramRule, D::Error> {
+        ProgramSpec::deserialize(d).map(ProgramRule::new)
+    }
+}
+
+/// What a [`ProgramRule`] says: read it through the rule (`rule.allow_options`). A spec is
+/// made by the loader and becomes a rule with [`ProgramRule::new`]; a rule has no mutable
+/// access to it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ProgramSpec {
     /// The program name (`git`, or `git push` for a subcommand).
     pub name: String,
     /// The verdict when nothing more specific applies.
@@ -453,11 +513,6 @@ pub struct ProgramRule {
     pub repositories: Vec<PathPattern>,
     /// Options of a `single_dash_long` program whose value may be glued (`-Iinclude`).
     pub glued_options: BTreeSet<String>,
-    /// What the evaluator reads of the lists above, worked out once: built when the policy
-    /// is loaded, and rebuilt by [`Policy::reindex`] after a caller changes the lists (and
-    /// after the binary form is read: it is not part of it).
-    #[serde(skip)]
-    pub(crate) index: super::index::RuleIndex,
 }
 
 /// A command in a policy's `[examples]` with the verdict it must get.
@@ -509,23 +564,6 @@ pub struct Policy {
     pub snapshots: Box<super::snapshots::SnapshotSettings>,
     /// The files this policy was loaded from, includes first.
     pub sources: Vec<String>,
-}
-
-impl Policy {
-    /// Rebuild what evaluation reads of each program rule's lists. Loading does this; call it
-    /// again after changing the option lists of a compiled rule (of `programs` or of
-    /// `sandbox`), or evaluation keeps reading the lists as they were.
-    pub fn reindex(&mut self) {
-        for rule in self.programs.ready_values_mut() {
-            rule.reindex();
-        }
-        for rule in self.sandbox.programs.values_mut() {
-            rule.reindex();
-        }
-        if let Some(rule) = &mut self.sandbox.workspace_binaries {
-            rule.reindex();
-        }
-    }
 }
 
 /// The patterns compiled from binary forms on this thread, by text: a policy repeats them
