@@ -367,21 +367,22 @@ pub struct ArgRule {
 
 /// The rule for one program (or one subcommand of a program), compiled and immutable: its
 /// lists and switches are read through [`ProgramSpec`] (`rule.deny_options`), and what the
-/// evaluator reads of them is worked out once, when the rule is made
-/// (`ProgramRule::new`, a decode of the binary form), so it cannot go stale. Only the
-/// loader (`src/policy/load`) makes or changes rules, and every change indexes the rule
-/// again.
+/// evaluator reads of them is worked out from them at its first use, so it cannot go stale.
+/// Only the loader (`src/policy/load`) makes or changes rules (`ProgramRule::new`, `edit`),
+/// and a change forgets what was worked out.
 #[derive(Debug, Clone)]
 pub struct ProgramRule {
     spec: ProgramSpec,
-    index: super::index::RuleIndex,
+    index: std::sync::OnceLock<super::index::RuleIndex>,
 }
 
 impl ProgramRule {
-    /// The rule `spec` says, indexed.
+    /// The rule `spec` says.
     pub(in crate::policy) fn new(spec: ProgramSpec) -> ProgramRule {
-        let index = super::index::RuleIndex::of(&spec);
-        ProgramRule { spec, index }
+        ProgramRule {
+            spec,
+            index: std::sync::OnceLock::new(),
+        }
     }
 
     /// What the rule says, to make a changed rule of (`ProgramRule::new`).
@@ -389,15 +390,17 @@ impl ProgramRule {
         self.spec
     }
 
-    /// Change what the rule says with `f`, then index it again.
+    /// Change what the rule says with `f` (its index is worked out again at its next use).
     pub(in crate::policy) fn edit(&mut self, f: impl FnOnce(&mut ProgramSpec)) {
         f(&mut self.spec);
-        self.index = super::index::RuleIndex::of(&self.spec);
+        self.index = std::sync::OnceLock::new();
     }
 
-    /// What the evaluator reads of the lists, worked out when the rule was made.
+    /// What the evaluator reads of the lists, worked out at the first call: a rule the
+    /// commands checked never name costs nothing to index.
     pub(crate) fn index(&self) -> &super::index::RuleIndex {
-        &self.index
+        self.index
+            .get_or_init(|| super::index::RuleIndex::of(&self.spec))
     }
 }
 
@@ -409,7 +412,7 @@ impl std::ops::Deref for ProgramRule {
     }
 }
 
-// The binary form holds the spec; the index is rebuilt when a rule is read.
+// The binary form holds the spec; the index is worked out again after a rule is read.
 impl Serialize for ProgramRule {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         self.spec.serialize(s)

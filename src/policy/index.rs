@@ -3,9 +3,9 @@
 //! search of every list), the long options in order (so abbreviations are a range, not a
 //! scan), and the facts that depend only on the rule.
 //!
-//! The index is derived from the rule's lists ([`ProgramSpec`]) and holds nothing else: it is
-//! built whenever a [`ProgramRule`](super::ProgramRule) is made (by the loader, or as a rule
-//! of the binary form is decoded) or changed (only the loader can), so it cannot go stale.
+//! The index is derived from the rule's lists ([`ProgramSpec`]) and holds nothing else: a
+//! [`ProgramRule`](super::ProgramRule) works it out at its first use and forgets it when the
+//! loader (the only code that can) changes the rule, so it cannot go stale.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -285,8 +285,8 @@ mod tests {
     }
 
     /// A rule's index is the one its lists make, however the rule was made: loaded from
-    /// TOML (includes extended, options inherited by subcommands, `replace = true`), or
-    /// decoded from the binary form.
+    /// TOML (includes extended, options inherited by subcommands, `replace = true`),
+    /// decoded from the binary form, or changed after its index was first read.
     #[test]
     fn every_rule_is_indexed_as_its_lists_say() {
         let merged = "[policy]\ninclude = [\"read-only\"]\n\
@@ -328,6 +328,14 @@ mod tests {
             }
         }
         assert!(checked > 200, "only {checked} rules");
+        // A change after the index was worked out is seen: the index is worked out again.
+        let mut rule = policies[0].programs.get("cat").expect("cat").clone();
+        assert!(rule.index().facts("--zzz").0 & OptionFacts::DENY == 0);
+        rule.edit(|spec| {
+            spec.deny_options.insert("--zzz".to_string());
+        });
+        assert!(rule.index().facts("--zzz").0 & OptionFacts::DENY != 0);
+        assert!(*rule.index() == RuleIndex::of(&rule));
         let npm = policies
             .last()
             .and_then(|p| p.programs.get("npm"))

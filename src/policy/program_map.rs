@@ -34,7 +34,6 @@ impl Slot {
         match self {
             Slot::Ready(r) => r,
             Slot::Encoded { bytes, rule, .. } => rule.get_or_init(|| {
-                // Decoding indexes the rule (`ProgramRule`'s `Deserialize`).
                 let r: ProgramRule = super::compiled::read_with_cache(bytes)
                     .unwrap_or_else(|e| panic!("a cached program rule does not decode: {e}"));
                 Box::new(r)
