@@ -2,8 +2,11 @@
 //!
 //! [`ReasonCode`] names why (part of) a command is not simply allowed (`Reason::code`);
 //! [`DiagnosticCode`] names a problem in a policy file (`Diagnostic::code`): `policy-*` when
-//! the policy does not load, `lint-*` for the linter's warnings. The strings are stable:
-//! they are what JSON output, SARIF `ruleId`s, hooks and the Python package show. The README
+//! the policy does not load, `lint-*` for the linter's warnings; [`RuntimeCode`] names why a
+//! call, a session or an undo could not be done (the executor's, the snapshots' and the
+//! sandbox's failures, the rate limit: `Outcome::Failed` and the audit log's `error`). The
+//! strings are stable: they are what JSON output, SARIF `ruleId`s, hooks, serve, the audit
+//! log and the Python package show. The README
 //! tables and SARIF's `shortDescription`s are checked against these enums by a test
 //! (`readme_tables_match_the_enums` below), so a new code is added here, once, and the test
 //! prints the README rows to paste.
@@ -187,11 +190,33 @@ code_enum! {
     }
 }
 
-/// The description of any code of either family, if it is one.
+code_enum! {
+    /// Why a call, a session or an undo could not be done: `Outcome::Failed`'s code, the
+    /// audit log's `error` (and `rate-limited` its `action`), `ExecError::code`,
+    /// `SnapshotError::code`, `SandboxError::code`.
+    RuntimeCode {
+        Timeout = "timeout": "the command did not finish within the timeout: its process group was killed (and the session restarted)",
+        SessionExited = "session-exited": "the shell exited while running the command (`exit`, `set -e`, a fatal signal); a new session was started",
+        Start = "start": "the shell session could not be started",
+        Io = "io": "talking to the shell session failed",
+        InvalidCommand = "invalid-command": "the command cannot be delivered to the shell (it holds a NUL byte)",
+        Failed = "failed": "a custom executor failed",
+        Unavailable = "unavailable": "the executor cannot do what was asked (a code execution call to an executor that cannot capture stderr apart)",
+        Stopped = "stopped": "the session was killed on purpose while the command ran (end of input, a cancelled call, the client gone)",
+        RateLimited = "rate-limited": "the call was over the guard's calls-per-minute limit and was not run",
+        SnapshotBusy = "snapshot-busy": "another process holds the workspace's snapshot store (a running serve, an undo)",
+        NothingToUndo = "nothing-to-undo": "`undo` found no snapshot to restore",
+        SnapshotFailed = "snapshot-failed": "the snapshot that makes a writing call undoable failed, so the call was not run",
+        SandboxSetup = "sandbox-setup": "setting up the kernel sandbox (a limit, a namespace, the jail, the shell) failed",
+    }
+}
+
+/// The description of any code of any family, if it is one.
 pub(crate) fn describe(code: &str) -> Option<&'static str> {
     ReasonCode::from_code(code)
         .map(ReasonCode::description)
         .or_else(|| DiagnosticCode::from_code(code).map(DiagnosticCode::description))
+        .or_else(|| RuntimeCode::from_code(code).map(RuntimeCode::description))
 }
 
 #[cfg(test)]
@@ -240,7 +265,8 @@ mod tests {
         let all = ReasonCode::ALL
             .iter()
             .map(|c| c.as_str())
-            .chain(DiagnosticCode::ALL.iter().map(|c| c.as_str()));
+            .chain(DiagnosticCode::ALL.iter().map(|c| c.as_str()))
+            .chain(RuntimeCode::ALL.iter().map(|c| c.as_str()));
         for code in all {
             assert!(seen.insert(code), "{code} is defined twice");
             assert!(
@@ -265,6 +291,13 @@ mod tests {
                 "{c} is in the wrong family"
             );
         }
+        for c in RuntimeCode::ALL {
+            assert_eq!(RuntimeCode::from_code(c.as_str()), Some(*c));
+            assert!(
+                !c.as_str().starts_with("policy-") && !c.as_str().starts_with("lint-"),
+                "{c} is in the wrong family"
+            );
+        }
     }
 
     #[test]
@@ -283,6 +316,14 @@ mod tests {
                     DiagnosticCode::description,
                 ),
             ),
+            (
+                "## Runtime codes",
+                expected(
+                    RuntimeCode::ALL,
+                    RuntimeCode::as_str,
+                    RuntimeCode::description,
+                ),
+            ),
         ] {
             let got = readme_table(readme, heading);
             assert!(
@@ -292,6 +333,123 @@ mod tests {
                 render(&want)
             );
         }
+    }
+
+    /// Words that are a code's string but mean something else where they are written, with
+    /// why: `(file under src/, literal)`. Each must still occur (a stale entry fails).
+    const SAME_WORD_OTHER_MEANING: &[(&str, &str, &str)] = &[
+        ("shell/wrappers.rs", "timeout", "the program `timeout`"),
+        (
+            "bin/policy-check/hooks.rs",
+            "timeout",
+            "a hook configuration key",
+        ),
+        (
+            "bin/policy-check/hook_doctor.rs",
+            "timeout",
+            "a hook configuration key",
+        ),
+        (
+            "middleware/shapes.rs",
+            "unavailable",
+            "the code execution API's `error_code`",
+        ),
+        ("policy/compiled.rs", "sed-script", "an operand kind"),
+        ("policy/compiled.rs", "awk-program", "an operand kind"),
+        ("policy/compiled.rs", "path-list", "an operand kind"),
+        ("policy/compiled.rs", "module-path", "an operand kind"),
+        ("policy/compiled.rs", "backup-suffix", "an operand kind"),
+        ("policy/compiled.rs", "jq-program", "an operand kind"),
+        ("policy/lint.rs", "sed-script", "an operand kind"),
+        ("policy/lint.rs", "awk-program", "an operand kind"),
+        (
+            "bin/policy-check/main.rs",
+            "policy-example-failed",
+            "the binary is another crate: the enums are this crate's own",
+        ),
+    ];
+
+    /// The string literals of a Rust file's code, before its `#[cfg(test)] mod tests` and
+    /// outside comments, with their line numbers.
+    fn literals(text: &str) -> Vec<(usize, &str)> {
+        let code = text
+            .find("#[cfg(test)]\nmod tests")
+            .map_or(text, |i| &text[..i]);
+        let mut out = Vec::new();
+        for (n, line) in code.lines().enumerate() {
+            if line.trim_start().starts_with("//") {
+                continue;
+            }
+            // Between the 1st and 2nd quote, the 3rd and 4th, ...: close enough for the
+            // plain words codes are (escaped quotes do not occur around them).
+            out.extend(line.split('"').skip(1).step_by(2).map(|lit| (n + 1, lit)));
+        }
+        out
+    }
+
+    fn rust_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).expect("src/ is readable") {
+            let path = entry.expect("a directory entry").path();
+            if path.is_dir() {
+                rust_files(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+
+    /// Every code is written once, here: elsewhere the code is `Enum::Variant.as_str()`, so a
+    /// code cannot be misspelt or drift from its description and README row.
+    #[test]
+    fn no_code_is_written_as_a_string_literal_elsewhere() {
+        let codes: BTreeSet<&str> = ReasonCode::ALL
+            .iter()
+            .map(|c| c.as_str())
+            .chain(DiagnosticCode::ALL.iter().map(|c| c.as_str()))
+            .chain(RuntimeCode::ALL.iter().map(|c| c.as_str()))
+            .collect();
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut files = Vec::new();
+        rust_files(&src, &mut files);
+        files.sort();
+        let mut found = Vec::new();
+        let mut excused = BTreeSet::new();
+        for file in &files {
+            let rel = file.strip_prefix(&src).expect("under src/");
+            let rel = rel.to_str().expect("UTF-8 path");
+            if rel == "codes.rs" {
+                continue;
+            }
+            let text = std::fs::read_to_string(file).expect("readable");
+            for (line, lit) in literals(&text) {
+                if !codes.contains(lit) {
+                    continue;
+                }
+                match SAME_WORD_OTHER_MEANING
+                    .iter()
+                    .find(|(f, l, _)| *f == rel && *l == lit)
+                {
+                    Some(entry) => {
+                        excused.insert(*entry);
+                    }
+                    None => found.push(format!("src/{rel}:{line}: \"{lit}\"")),
+                }
+            }
+        }
+        assert!(
+            found.is_empty(),
+            "codes written as string literals (use the enum's variant and `.as_str()`):\n{}",
+            found.join("\n")
+        );
+        for entry in SAME_WORD_OTHER_MEANING {
+            assert!(
+                excused.contains(entry),
+                "{entry:?} no longer occurs: remove it from SAME_WORD_OTHER_MEANING"
+            );
+        }
+        // The scan sees what it must: the literal of a code in code is found.
+        let probe = "fn f() -> &'static str {\n    \"rate-limited\"\n}\n// \"timeout\"\n";
+        assert_eq!(literals(probe), [(2, "rate-limited")]);
     }
 
     #[test]

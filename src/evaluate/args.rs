@@ -81,12 +81,7 @@ impl Eval<'_> {
         name_span: Span,
         cmd_span: Span,
     ) {
-        debug_assert!(
-            rule.index_is_current(),
-            "the index of `{}` is stale: Policy::reindex after changing its lists",
-            rule.name
-        );
-        let ix = &rule.index;
+        let ix = rule.index();
         if rule.verdict != Verdict::Allow {
             let msg = rule.message.clone().unwrap_or_else(|| {
                 format!(
@@ -634,7 +629,7 @@ impl Eval<'_> {
         span: Span,
         p: &mut Parsed<'w>,
     ) {
-        let ix = &rule.index;
+        let ix = rule.index();
         let facts = ix.facts(name);
         if !rule.value_write_options.is_empty() && rule.value_write_options.contains(name) {
             p.value_write = true;
@@ -1022,7 +1017,7 @@ impl Eval<'_> {
         // Only a match that is `--` or exactly a value-taking option shifts the later words.
         if let Fields::Many { split: false, .. } = fields {
             // A program with refused options is never harmless: a match could be one.
-            if rule.index.harmless_globs && !glob_may_shift(rule, w) {
+            if rule.index().harmless_globs && !glob_may_shift(rule, w) {
                 return;
             }
             if self.glob_judged(rule, w, rest) {
@@ -1298,7 +1293,7 @@ fn last_name(w: &Word) -> Option<Vec<WordPart>> {
 
 fn glued_option<'s>(rule: &ProgramRule, s: &'s str) -> (&'s str, Option<&'s str>) {
     let split = s.split_once('=');
-    let known = |n: &str| rule.index.facts(n).known();
+    let known = |n: &str| rule.index().facts(n).known();
     if known(s) {
         return (s, None);
     }
@@ -1337,7 +1332,7 @@ fn resolve_long<'x>(rule: &'x ProgramRule, name: &'x str) -> &'x str {
     if !name.starts_with("--") || name.len() < 3 {
         return name;
     }
-    rule.index.resolve_long(name)
+    rule.index().resolve_long(name)
 }
 
 fn verdict_word(v: Verdict) -> &'static str {

@@ -460,7 +460,7 @@ impl OptionWords {
     /// `reads_carved`: the policy refuses some reads inside its read roots (`deny_read`), so
     /// a file name given as a path-read value (`grep -f.env`) may be one of them.
     pub(super) fn of(rule: &ProgramRule, reads_carved: bool) -> OptionWords {
-        let ix = &rule.index;
+        let ix = rule.index();
         let mut harm = Nfa::new();
         let mut shift = Nfa::new();
         let mut all = Nfa::new();
@@ -714,7 +714,8 @@ pub(super) fn argument(
         return Err(Risk::Unread);
     }
     let p = Pattern::of(w).ok_or(Risk::Unread)?;
-    let may_be_option = p.may_start_with('-') || (rule.index.plus_options && p.may_start_with('+'));
+    let may_be_option =
+        p.may_start_with('-') || (rule.index().plus_options && p.may_start_with('+'));
     if !may_be_option {
         return Ok(());
     }

@@ -61,21 +61,27 @@ impl Policy {
 /// Evaluate `command` under `policy` in `ctx`. Fail-closed: a parse error, a limit, or an
 /// internal panic is a denial with a reason.
 pub fn evaluate(policy: &Policy, ctx: &Context, command: &str) -> Decision {
-    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+    fail_closed(command.len(), || {
         shell::with_stack(|| {
             let mut ev = Eval::new(policy, ctx, command);
             ev.top(command);
             ev.finish()
         })
-    }));
-    run.unwrap_or_else(|_| Decision {
+    })
+}
+
+/// The decision `decide` makes, or, if it panics, a denial (`internal-error`) spanning the
+/// `len` bytes checked: every entry point that decides (a command, a file tool's access, a
+/// guarded call of any tool) goes through here, so no failure inside a check is an allow.
+pub(crate) fn fail_closed(len: usize, decide: impl FnOnce() -> Decision) -> Decision {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(decide)).unwrap_or_else(|_| Decision {
         verdict: Verdict::Deny,
         reasons: vec![Reason {
             code: ReasonCode::InternalError.as_str(),
             verdict: Verdict::Deny,
             rule: None,
             message: "shellgate failed while checking this command; it is refused".into(),
-            span: Span::new(0, command.len()),
+            span: Span::new(0, len),
         }],
     })
 }
@@ -345,6 +351,22 @@ mod tests {
     use std::os::unix::ffi::OsStrExt;
 
     use super::*;
+
+    /// A panic inside a check is a denial with a reason spanning what was checked, never
+    /// an allow and never a crash; a check that returns is passed through as it is.
+    #[test]
+    fn a_check_that_panics_is_a_denial() {
+        let d = fail_closed(7, || panic!("a bug in a check"));
+        assert_eq!(d.verdict, Verdict::Deny);
+        assert_eq!(d.reasons.len(), 1);
+        assert_eq!(d.reasons[0].code, ReasonCode::InternalError.as_str());
+        assert_eq!(d.reasons[0].verdict, Verdict::Deny);
+        assert_eq!(d.reasons[0].span, Span::new(0, 7));
+        let policy = Policy::from_toml("[programs.ls]\n", "p.toml").expect("loads");
+        let allowed = evaluate(&policy, &Context::new("/w"), "ls");
+        assert!(allowed.is_allowed(), "{allowed:?}");
+        assert_eq!(fail_closed(2, || allowed.clone()), allowed);
+    }
 
     #[test]
     fn path_splits_is_value_splits_of_the_lossy_text() {

@@ -509,7 +509,8 @@ pub enum FileAccess {
 /// checks do. A file tool then opens the file itself, so unlike a command's path the real
 /// path is checked too: the longest existing prefix with its symlinks resolved, followed by
 /// the rest. Both must be allowed; a symlink that leaves the allowed paths is refused with
-/// the reason for its target.
+/// the reason for its target. Never panics: a failure inside the check is a denial
+/// (`internal-error`), as [`evaluate`](super::evaluate) makes it.
 ///
 /// ```
 /// use shellgate::evaluate::{check_file_access, FileAccess};
@@ -528,6 +529,10 @@ pub fn check_file_access(
     path: &str,
     access: FileAccess,
 ) -> Decision {
+    super::fail_closed(path.len(), || file_access(policy, ctx, path, access))
+}
+
+fn file_access(policy: &Policy, ctx: &Context, path: &str, access: FileAccess) -> Decision {
     let write = access == FileAccess::Write;
     let word = |text: &str| Word {
         span: Span::new(0, path.len()),

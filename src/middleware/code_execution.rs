@@ -7,6 +7,7 @@ use std::time::Instant;
 use serde_json::Value;
 
 use super::audit::AuditRecord;
+use super::authorize::Asked;
 use super::blocks::BashInput;
 use super::outputs::{Capture, OutputFiles};
 use super::shapes::{
@@ -103,10 +104,18 @@ impl<E: Executor> Guard<E> {
         };
         self.sync_cwd();
         self.context.output_dir = Some(dir.clone());
-        let decision = self.policy.evaluate(&self.context, &command);
-        rec.verdict = Some(decision.verdict);
-        rec.reasons = decision.reasons.iter().map(|r| r.code).collect();
-        let refusal = self.approval(id, &command, &decision, rec);
+        let call = Asked {
+            id,
+            command: &command,
+        };
+        let refusal = self
+            .authorize(
+                call,
+                rec,
+                |policy, ctx| policy.evaluate(ctx, &command),
+                |decision| crate::report::for_model(&command, decision),
+            )
+            .err();
         if refusal.is_none() && crate::snapshot::may_write(&command) {
             let shown = rec.command.clone();
             if let Err((code, text)) =
@@ -119,7 +128,7 @@ impl<E: Executor> Guard<E> {
             }
         }
         let ran = match refusal {
-            Some(text) => Err(text),
+            Some(refusal) => Err(refusal.text),
             None => Ok(self.executor.run_code(&command, &dir)),
         };
         self.context.output_dir = None;

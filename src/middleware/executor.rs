@@ -4,6 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::codes::RuntimeCode;
+
 /// What an executor returns for a command that ran to completion.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -180,15 +182,16 @@ impl ExecError {
     /// `invalid-command`, `failed`, `unavailable`, `stopped`.
     pub fn code(&self) -> &'static str {
         match self {
-            ExecError::Timeout { .. } => "timeout",
-            ExecError::SessionExited { .. } => "session-exited",
-            ExecError::Start(_) => "start",
-            ExecError::Io(_) => "io",
-            ExecError::InvalidCommand(_) => "invalid-command",
-            ExecError::Failed(_) => "failed",
-            ExecError::Unavailable(_) => "unavailable",
-            ExecError::Stopped { .. } => "stopped",
+            ExecError::Timeout { .. } => RuntimeCode::Timeout,
+            ExecError::SessionExited { .. } => RuntimeCode::SessionExited,
+            ExecError::Start(_) => RuntimeCode::Start,
+            ExecError::Io(_) => RuntimeCode::Io,
+            ExecError::InvalidCommand(_) => RuntimeCode::InvalidCommand,
+            ExecError::Failed(_) => RuntimeCode::Failed,
+            ExecError::Unavailable(_) => RuntimeCode::Unavailable,
+            ExecError::Stopped { .. } => RuntimeCode::Stopped,
         }
+        .as_str()
     }
 }
 

@@ -6,8 +6,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::approver::{ApprovalRequest, Approver};
+use super::approver::Approver;
 use super::audit::{AuditLog, AuditRecord};
+use super::authorize::Asked;
 use super::blocks::{BashInput, InputError, ToolResult, ToolUse, UserMessage};
 use super::code_execution::DEFAULT_MAX_OUTPUT_FILE_BYTES;
 use super::executor::{Executor, Output};
@@ -18,7 +19,7 @@ use super::shapes::{ResultBlock, ToolSet};
 use super::snapshots::{Snapshotter, WriteCall};
 use super::text_editor::EditorLimits;
 use super::tool_calls;
-use crate::evaluate::{Context, Decision};
+use crate::evaluate::Context;
 use crate::policy::{Policy, Verdict};
 use crate::report;
 
@@ -337,38 +338,20 @@ impl<E: Executor> Guard<E> {
 
     fn command(&mut self, id: &str, command: &str, rec: &mut AuditRecord) -> Call {
         self.sync_cwd();
-        let decision = self.policy.evaluate(&self.context, command);
-        rec.verdict = Some(decision.verdict);
-        rec.reasons = decision.reasons.iter().map(|r| r.code).collect();
-        match decision.verdict {
-            Verdict::Allow => {}
-            Verdict::Deny => return refused(id, command, &decision, None),
-            Verdict::Ask => {
-                let approved = match self.approver.as_mut() {
-                    None => None,
-                    Some(a) => {
-                        let request = ApprovalRequest {
-                            tool_use_id: id,
-                            command,
-                            decision: &decision,
-                            cwd: &self.context.cwd,
-                        };
-                        Some(a.approve(&request))
-                    }
-                };
-                rec.approved = approved;
-                match approved {
-                    Some(true) => {}
-                    Some(false) => {
-                        return refused(id, command, &decision, Some("Approval was declined."))
-                    }
-                    None => {
-                        let note = "No one can approve commands here, so commands that need approval are refused; \
-                                    use a command the policy allows.";
-                        return refused(id, command, &decision, Some(note));
-                    }
-                }
-            }
+        let call = Asked { id, command };
+        let decided = self.authorize(
+            call,
+            rec,
+            |policy, ctx| policy.evaluate(ctx, command),
+            |decision| report::for_model(command, decision),
+        );
+        if let Err(refusal) = decided {
+            return Call {
+                result: ToolResult::error(id, refusal.text).into(),
+                outcome: Outcome::Refused {
+                    verdict: refusal.verdict,
+                },
+            };
         }
         if crate::snapshot::may_write(command) {
             if let Err((code, text)) = self.snapshot_before(id, "bash", rec.command.as_deref()) {
@@ -470,18 +453,4 @@ fn is_call(block: &Value) -> bool {
         block.get("type").and_then(Value::as_str),
         Some("tool_use" | "server_tool_use")
     )
-}
-
-fn refused(id: &str, command: &str, decision: &Decision, note: Option<&str>) -> Call {
-    let mut content = report::for_model(command, decision);
-    if let Some(note) = note {
-        content.push('\n');
-        content.push_str(note);
-    }
-    Call {
-        result: ToolResult::error(id, content).into(),
-        outcome: Outcome::Refused {
-            verdict: decision.verdict,
-        },
-    }
 }

@@ -87,6 +87,7 @@ pub use crate::sandbox;
 pub use crate::sandbox::contain;
 
 mod approver;
+mod authorize;
 mod code_execution;
 mod executor;
 mod filter;

@@ -6,7 +6,9 @@
 //! [`check_file_access`] with the `[paths]` rules shell reads and writes get (`read`,
 //! `deny_read`, `write`, `deny_write`, `protected`), with their reason codes and messages,
 //! for the path as given and for its real path (symlinks resolved). A refusal names the
-//! rule, and the file tool is not called: nothing is read or written.
+//! rule, and the file tool is not called: nothing is read or written. The decision goes the
+//! way a command's does (`Guard::authorize`): a failure inside the check is a denial, an
+//! `ask` goes to the approver with the path as its command.
 
 use std::path::Path;
 use std::time::Instant;
@@ -14,6 +16,7 @@ use std::time::Instant;
 use serde_json::Value;
 
 use super::audit::AuditRecord;
+use super::authorize::Asked;
 use super::blocks::ToolResult;
 use super::files::{FileError, FileKind, FileTool, WriteMode};
 use super::shapes::{
@@ -21,8 +24,8 @@ use super::shapes::{
     CodeExecutionResultType, EditorCommand, ResultBlock,
 };
 use super::{Call, Executor, Guard, Outcome};
-use crate::evaluate::{check_file_access, normalize, real_path, Decision, FileAccess};
-use crate::policy::Verdict;
+use crate::evaluate::{check_file_access, normalize, real_path, Context, Decision, FileAccess};
+use crate::policy::{Policy, Verdict};
 
 /// Limits of the text editor tools.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -130,7 +133,9 @@ impl<E: Executor> Guard<E> {
         let outcome = match (&result, rec.verdict) {
             _ if rec.action == "invalid" => Outcome::Invalid,
             (Ok(_), _) => Outcome::Completed { status: Some(0) },
-            (Err(_), Some(verdict)) if verdict != Verdict::Allow => Outcome::Refused { verdict },
+            (Err(_), Some(verdict)) if verdict != Verdict::Allow && rec.approved != Some(true) => {
+                Outcome::Refused { verdict }
+            }
             (Err(e), _) => Outcome::Failed {
                 code: e.code.as_str(),
             },
@@ -216,24 +221,30 @@ impl<E: Executor> Guard<E> {
         let path = cmd.path();
         let mut ctx = self.context.clone();
         ctx.output_dir = None;
-        let mut decision = check_file_access(&self.policy, &ctx, path, access);
-        // An edit reads the file too (and says what it matched): a path that may be
-        // written but not read is not edited.
-        if matches!(
-            cmd,
-            EditorCommand::StrReplace { .. } | EditorCommand::Insert { .. }
-        ) {
-            let read = check_file_access(&self.policy, &ctx, path, FileAccess::Read);
-            decision.verdict = decision.verdict.max(read.verdict);
-            decision.reasons.extend(read.reasons);
-        }
-        rec.verdict = Some(decision.verdict);
-        rec.reasons = decision.reasons.iter().map(|r| r.code).collect();
-        if decision.verdict != Verdict::Allow {
-            return Err(EditError::invalid(file_refusal(cmd, path, &decision)));
+        let id = rec.tool_use_id.clone();
+        let call = Asked {
+            id: &id,
+            command: path,
+        };
+        let decide = |policy: &Policy, _: &Context| {
+            let mut decision = check_file_access(policy, &ctx, path, access);
+            // An edit reads the file too (and says what it matched): a path that may be
+            // written but not read is not edited.
+            if matches!(
+                cmd,
+                EditorCommand::StrReplace { .. } | EditorCommand::Insert { .. }
+            ) {
+                let read = check_file_access(policy, &ctx, path, FileAccess::Read);
+                decision.verdict = decision.verdict.max(read.verdict);
+                decision.reasons.extend(read.reasons);
+            }
+            decision
+        };
+        let explain = |decision: &Decision| file_refusal(cmd, path, decision);
+        if let Err(refusal) = self.authorize(call, rec, decide, explain) {
+            return Err(EditError::invalid(refusal.text));
         }
         if !matches!(cmd, EditorCommand::View { .. }) {
-            let id = rec.tool_use_id.clone();
             let shown = rec.command.clone();
             let tool = if code {
                 "text_editor_code_execution"

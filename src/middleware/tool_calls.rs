@@ -15,8 +15,7 @@ use super::shapes::{
 };
 use super::text_editor::EditorLimits;
 use super::{Call, Executor, Guard, Outcome};
-use crate::evaluate::Decision;
-use crate::policy::Verdict;
+use crate::codes::RuntimeCode;
 
 /// Calls answered in the last minute, for `--max-calls-per-minute`.
 #[derive(Debug)]
@@ -142,7 +141,7 @@ impl<E: Executor> Guard<E> {
                     per_minute: rate.per_minute,
                 };
                 let mut rec = AuditRecord::new(id);
-                rec.action = "rate-limited";
+                rec.action = RuntimeCode::RateLimited.as_str();
                 rec.is_error = true;
                 self.audit(&rec);
                 let msg = e.to_string();
@@ -159,7 +158,7 @@ impl<E: Executor> Guard<E> {
                 return Call {
                     result,
                     outcome: Outcome::Failed {
-                        code: "rate-limited",
+                        code: RuntimeCode::RateLimited.as_str(),
                     },
                 };
             }
@@ -189,44 +188,6 @@ impl<E: Executor> Guard<E> {
                 .map(|n| format!("{n:?}"))
                 .collect::<Vec<_>>()
                 .join(", "),
-        }
-    }
-
-    /// `None` when the command may run; else the refusal's text (deny, or ask that was not
-    /// approved).
-    pub(super) fn approval(
-        &mut self,
-        id: &str,
-        command: &str,
-        decision: &Decision,
-        rec: &mut AuditRecord,
-    ) -> Option<String> {
-        match decision.verdict {
-            Verdict::Allow => None,
-            Verdict::Deny => Some(crate::report::for_model(command, decision)),
-            Verdict::Ask => {
-                let approved = self.approver.as_mut().map(|a| {
-                    a.approve(&super::ApprovalRequest {
-                        tool_use_id: id,
-                        command,
-                        decision,
-                        cwd: &self.context.cwd,
-                    })
-                });
-                rec.approved = approved;
-                let note = match approved {
-                    Some(true) => return None,
-                    Some(false) => "Approval was declined.",
-                    None => {
-                        "No one can approve commands here, so commands that need approval are \
-                         refused; use a command the policy allows."
-                    }
-                };
-                Some(format!(
-                    "{}\n{note}",
-                    crate::report::for_model(command, decision)
-                ))
-            }
         }
     }
 }

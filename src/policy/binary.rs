@@ -9,7 +9,7 @@
 //! stale or damaged form is rebuilt, never trusted.
 //!
 //! Regexes and globs are kept as their patterns and compiled again when read; each rule's
-//! index is rebuilt ([`Policy::reindex`]). A policy with a `[redact]` table has no binary
+//! index is worked out again at its first use. A policy with a `[redact]` table has no binary
 //! form (the redaction config is not part of it), so it is always loaded from text.
 
 use super::Policy;
@@ -83,10 +83,8 @@ pub fn from_bytes(bytes: &[u8]) -> Result<Policy, BinaryError> {
     if payload.len() as u64 != len || fnv(payload) != sum {
         return Err(BinaryError::Damaged);
     }
-    let mut policy = super::compiled::read_with_cache::<Policy>(payload)
-        .map_err(|e| BinaryError::Decode(e.to_string()))?;
-    policy.reindex();
-    Ok(policy)
+    super::compiled::read_with_cache::<Policy>(payload)
+        .map_err(|e| BinaryError::Decode(e.to_string()))
 }
 
 #[cfg(test)]

@@ -382,9 +382,72 @@ impl ArgRule {
     }
 }
 
-/// The rule for one program (or one subcommand of a program).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// The rule for one program (or one subcommand of a program), compiled and immutable: its
+/// lists and switches are read through [`ProgramSpec`] (`rule.deny_options`), and what the
+/// evaluator reads of them is worked out from them at its first use, so it cannot go stale.
+/// Only the loader (`src/policy/load`) makes or changes rules (`ProgramRule::new`, `edit`),
+/// and a change forgets what was worked out.
+#[derive(Debug, Clone)]
 pub struct ProgramRule {
+    spec: ProgramSpec,
+    index: std::sync::OnceLock<super::index::RuleIndex>,
+}
+
+impl ProgramRule {
+    /// The rule `spec` says.
+    pub(in crate::policy) fn new(spec: ProgramSpec) -> ProgramRule {
+        ProgramRule {
+            spec,
+            index: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// What the rule says, to make a changed rule of (`ProgramRule::new`).
+    pub(in crate::policy) fn into_spec(self) -> ProgramSpec {
+        self.spec
+    }
+
+    /// Change what the rule says with `f` (its index is worked out again at its next use).
+    pub(in crate::policy) fn edit(&mut self, f: impl FnOnce(&mut ProgramSpec)) {
+        f(&mut self.spec);
+        self.index = std::sync::OnceLock::new();
+    }
+
+    /// What the evaluator reads of the lists, worked out at the first call: a rule the
+    /// commands checked never name costs nothing to index.
+    pub(crate) fn index(&self) -> &super::index::RuleIndex {
+        self.index
+            .get_or_init(|| super::index::RuleIndex::of(&self.spec))
+    }
+}
+
+impl std::ops::Deref for ProgramRule {
+    type Target = ProgramSpec;
+
+    fn deref(&self) -> &ProgramSpec {
+        &self.spec
+    }
+}
+
+// The binary form holds the spec; the index is worked out again after a rule is read.
+impl Serialize for ProgramRule {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.spec.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for ProgramRule {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<ProgramRule, D::Error> {
+        ProgramSpec::deserialize(d).map(ProgramRule::new)
+    }
+}
+
+/// What a [`ProgramRule`] says: read it through the rule (`rule.allow_options`). A spec is
+/// made by the loader and becomes a rule with [`ProgramRule::new`]; a rule has no mutable
+/// access to it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ProgramSpec {
     /// The program name (`git`, or `git push` for a subcommand).
     pub name: String,
     /// The verdict when nothing more specific applies.
@@ -476,11 +539,6 @@ pub struct ProgramRule {
     pub value_write_options: BTreeSet<String>,
     /// The target may be a directory the other operands are written into (`cp`, `mv`).
     pub target_directory: bool,
-    /// What the evaluator reads of the lists above, worked out once: built when the policy
-    /// is loaded, and rebuilt by [`Policy::reindex`] after a caller changes the lists (and
-    /// after the binary form is read: it is not part of it).
-    #[serde(skip)]
-    pub(crate) index: super::index::RuleIndex,
 }
 
 /// A command in a policy's `[examples]` with the verdict it must get.
@@ -532,23 +590,6 @@ pub struct Policy {
     pub snapshots: Box<super::snapshots::SnapshotSettings>,
     /// The files this policy was loaded from, includes first.
     pub sources: Vec<String>,
-}
-
-impl Policy {
-    /// Rebuild what evaluation reads of each program rule's lists. Loading does this; call it
-    /// again after changing the option lists of a compiled rule (of `programs` or of
-    /// `sandbox`), or evaluation keeps reading the lists as they were.
-    pub fn reindex(&mut self) {
-        for rule in self.programs.ready_values_mut() {
-            rule.reindex();
-        }
-        for rule in self.sandbox.programs.values_mut() {
-            rule.reindex();
-        }
-        if let Some(rule) = &mut self.sandbox.workspace_binaries {
-            rule.reindex();
-        }
-    }
 }
 
 /// The patterns compiled from binary forms on this thread, by text: a policy repeats them

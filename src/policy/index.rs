@@ -3,14 +3,14 @@
 //! search of every list), the long options in order (so abbreviations are a range, not a
 //! scan), and the facts that depend only on the rule.
 //!
-//! The index is derived from the rule's public lists and holds nothing else: it is built by
-//! [`Policy::reindex`](super::Policy::reindex) at the end of every load, and a caller that
-//! edits a compiled rule's lists calls it again.
+//! The index is derived from the rule's lists ([`ProgramSpec`]) and holds nothing else: a
+//! [`ProgramRule`](super::ProgramRule) works it out at its first use and forgets it when the
+//! loader (the only code that can) changes the rule, so it cannot go stale.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use super::{ArgKind, ProgramRule};
+use super::{ArgKind, ProgramSpec};
 
 /// The lists of a rule an option is in, as bits.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -130,7 +130,7 @@ impl std::fmt::Debug for RuleIndex {
 
 impl RuleIndex {
     /// The index of `rule`'s lists (not of its subcommands).
-    pub(crate) fn of(rule: &ProgramRule) -> RuleIndex {
+    pub(crate) fn of(rule: &ProgramSpec) -> RuleIndex {
         let mut options: HashMap<String, (OptionFacts, ArgKind), BuildHasherDefault<Fnv>> =
             HashMap::default();
         let mut add = |names: &mut dyn Iterator<Item = &String>, bit: u32| {
@@ -268,21 +268,82 @@ impl RuleIndex {
     }
 }
 
-impl ProgramRule {
-    /// Rebuild the index of this rule, its subcommands and its `after_double_dash` rule.
-    pub(crate) fn reindex(&mut self) {
-        self.index = RuleIndex::of(self);
-        // An encoded subcommand is indexed when it is decoded.
-        for sub in self.subcommands.ready_values_mut() {
-            sub.reindex();
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::ProgramRule;
+
+    /// Every rule, its subcommands and its `after_double_dash` rule, depth first.
+    fn each<'a>(rule: &'a ProgramRule, out: &mut Vec<&'a ProgramRule>) {
+        out.push(rule);
+        for sub in rule.subcommands.values() {
+            each(sub, out);
         }
-        if let Some(dd) = &mut self.after_double_dash {
-            dd.reindex();
+        if let Some(dd) = &rule.after_double_dash {
+            each(dd, out);
         }
     }
 
-    /// Whether the index is the one the rule's lists make now (for debug assertions).
-    pub(crate) fn index_is_current(&self) -> bool {
-        self.index == RuleIndex::of(self)
+    /// A rule's index is the one its lists make, however the rule was made: loaded from
+    /// TOML (includes extended, options inherited by subcommands, `replace = true`),
+    /// decoded from the binary form, or changed after its index was first read.
+    #[test]
+    fn every_rule_is_indexed_as_its_lists_say() {
+        let merged = "[policy]\ninclude = [\"read-only\"]\n\
+                      [programs.sort]\nallow_options = [\"-n\"]\n\
+                      [programs.npm]\ninherit_options = true\noptions_with_value = [\"--prefix\"]\n\
+                      allow_options = [\"--prefix\"]\ndeny_options = [\"--global\"]\n\
+                      [programs.npm.subcommands.ci]\nallow_options = [\"--ignore-scripts\"]\n\
+                      [programs.cat]\nreplace = true\nallow_options = [\"-n\"]\n";
+        let mut policies = Vec::new();
+        for (name, _) in crate::policy::SHIPPED {
+            policies.push(crate::Policy::shipped(name).expect("ships"));
+        }
+        policies.push(crate::Policy::from_toml(merged, "merged.toml").expect("loads"));
+        let decoded: Vec<_> = policies
+            .iter()
+            .map(|p| {
+                let bytes = crate::policy::binary::to_bytes(p).expect("a binary form");
+                crate::policy::binary::from_bytes(&bytes).expect("reads back")
+            })
+            .collect();
+        let mut checked = 0;
+        for policy in policies.iter().chain(&decoded) {
+            let mut rules = Vec::new();
+            for rule in policy
+                .programs
+                .values()
+                .chain(policy.sandbox.programs.values())
+            {
+                each(rule, &mut rules);
+            }
+            for rule in rules {
+                assert!(
+                    *rule.index() == RuleIndex::of(rule),
+                    "{}: the index of `{}` is not its lists'",
+                    policy.name,
+                    rule.name
+                );
+                checked += 1;
+            }
+        }
+        assert!(checked > 200, "only {checked} rules");
+        // A change after the index was worked out is seen: the index is worked out again.
+        let mut rule = policies[0].programs.get("cat").expect("cat").clone();
+        assert!(rule.index().facts("--zzz").0 & OptionFacts::DENY == 0);
+        rule.edit(|spec| {
+            spec.deny_options.insert("--zzz".to_string());
+        });
+        assert!(rule.index().facts("--zzz").0 & OptionFacts::DENY != 0);
+        assert!(*rule.index() == RuleIndex::of(&rule));
+        let npm = policies
+            .last()
+            .and_then(|p| p.programs.get("npm"))
+            .expect("npm");
+        let ci = npm.subcommands.get("ci").expect("npm ci");
+        assert!(
+            ci.index().facts("--global").0 & OptionFacts::DENY != 0,
+            "the inherited denial is in the subcommand's index"
+        );
     }
 }

@@ -29,8 +29,8 @@ use crate::codes::DiagnosticCode;
 
 pub use compiled::{
     ArgKind, ArgRule, EnvReads, EnvRules, Example, Glob, LazyGlob, Limits, NamePattern,
-    OperandSpec, PathAnchor, PathPattern, PathRules, Policy, ProgramRule, RedirectRules, Setting,
-    ShellRules, WrapperRules,
+    OperandSpec, PathAnchor, PathPattern, PathRules, Policy, ProgramRule, ProgramSpec,
+    RedirectRules, Setting, ShellRules, WrapperRules,
 };
 pub(crate) use index::OptionFacts;
 pub use load::SHIPPED;

@@ -34,9 +34,8 @@ impl Slot {
         match self {
             Slot::Ready(r) => r,
             Slot::Encoded { bytes, rule, .. } => rule.get_or_init(|| {
-                let mut r: ProgramRule = super::compiled::read_with_cache(bytes)
+                let r: ProgramRule = super::compiled::read_with_cache(bytes)
                     .unwrap_or_else(|e| panic!("a cached program rule does not decode: {e}"));
-                r.reindex();
                 Box::new(r)
             }),
         }
@@ -74,14 +73,18 @@ impl ProgramMap {
     }
 
     /// Adds or replaces the rule for `name`, returning the one it replaces.
-    pub fn insert(&mut self, name: String, rule: ProgramRule) -> Option<ProgramRule> {
+    pub(in crate::policy) fn insert(
+        &mut self,
+        name: String,
+        rule: ProgramRule,
+    ) -> Option<ProgramRule> {
         self.0
             .insert(name, Slot::Ready(Box::new(rule)))
             .map(Slot::into_rule)
     }
 
     /// Removes the rule for `name`.
-    pub fn remove(&mut self, name: &str) -> Option<ProgramRule> {
+    pub(in crate::policy) fn remove(&mut self, name: &str) -> Option<ProgramRule> {
         self.0.remove(name).map(Slot::into_rule)
     }
 
@@ -106,7 +109,7 @@ impl ProgramMap {
     }
 
     /// The rules, mutably (each decoded, and from then on held as it is).
-    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut ProgramRule> {
+    pub(in crate::policy) fn values_mut(&mut self) -> impl Iterator<Item = &mut ProgramRule> {
         self.0.values_mut().map(|slot| {
             if let Slot::Encoded { .. } = slot {
                 let rule = slot.rule().clone();
@@ -116,15 +119,6 @@ impl ProgramMap {
                 Slot::Ready(r) => r.as_mut(),
                 Slot::Encoded { .. } => unreachable!("the slot was made ready above"),
             }
-        })
-    }
-
-    /// The rules already decoded, mutably (for [`super::Policy::reindex`]: an encoded rule is
-    /// indexed when it is decoded).
-    pub(crate) fn ready_values_mut(&mut self) -> impl Iterator<Item = &mut ProgramRule> {
-        self.0.values_mut().filter_map(|slot| match slot {
-            Slot::Ready(r) => Some(r.as_mut()),
-            Slot::Encoded { .. } => None,
         })
     }
 

@@ -31,7 +31,7 @@ pub(crate) mod seccomp;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use crate::codes::ReasonCode;
+use crate::codes::{ReasonCode, RuntimeCode};
 use crate::evaluate::{Context, SandboxState};
 use crate::policy::sandbox::{SandboxLimits, SandboxMode, SandboxRoot};
 use crate::policy::{PathAnchor, Policy};
@@ -56,7 +56,7 @@ impl SandboxError {
     pub fn code(&self) -> &'static str {
         match self {
             SandboxError::Unavailable(_) => ReasonCode::SandboxUnavailable.as_str(),
-            SandboxError::Setup(_) => "sandbox-setup",
+            SandboxError::Setup(_) => RuntimeCode::SandboxSetup.as_str(),
         }
     }
 }

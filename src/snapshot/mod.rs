@@ -34,6 +34,7 @@ use std::path::{Path, PathBuf};
 use nix::fcntl::{Flock, FlockArg};
 use serde::{Deserialize, Serialize};
 
+use crate::codes::RuntimeCode;
 use crate::policy::snapshots::SnapshotSettings;
 
 mod manifest;
@@ -118,10 +119,11 @@ impl SnapshotError {
     /// session or another undo holds the store).
     pub fn code(&self) -> &'static str {
         match self {
-            SnapshotError::Busy { .. } => "snapshot-busy",
-            SnapshotError::NothingToUndo(_) => "nothing-to-undo",
-            _ => "snapshot-failed",
+            SnapshotError::Busy { .. } => RuntimeCode::SnapshotBusy,
+            SnapshotError::NothingToUndo(_) => RuntimeCode::NothingToUndo,
+            _ => RuntimeCode::SnapshotFailed,
         }
+        .as_str()
     }
 }
 

@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::Path;
 
 use shellgate::middleware::{Executor, Guard};
-use shellgate::snapshot::{Changes, HistoryItem, Kind, Snapshots};
+use shellgate::snapshot::{Changes, HistoryItem, Kind, SnapshotError, Snapshots};
 use shellgate::Policy;
 
 use crate::error::CliError;
@@ -166,8 +166,8 @@ pub fn undo(policy: &Policy, cwd: &Path, to: Option<&str>, json: bool) -> Result
         }
         Err(e) => {
             eprintln!("policy-check undo: {e}");
-            Ok(match e.code() {
-                "snapshot-busy" | "nothing-to-undo" => 1,
+            Ok(match e {
+                SnapshotError::Busy { .. } | SnapshotError::NothingToUndo(_) => 1,
                 _ => 2,
             })
         }

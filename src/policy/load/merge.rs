@@ -10,7 +10,8 @@ use crate::policy::compiled::{ArgKind, ProgramRule};
 use crate::policy::Verdict;
 
 /// `old` (from an included policy) extended by `new` (written in `raw`).
-pub(super) fn extend(mut old: ProgramRule, new: ProgramRule, raw: &RawProgram) -> ProgramRule {
+pub(super) fn extend(old: ProgramRule, new: ProgramRule, raw: &RawProgram) -> ProgramRule {
+    let (mut old, new) = (old.into_spec(), new.into_spec());
     old.verdict = old.verdict.max(new.verdict);
     if new.message.is_some() {
         old.message = new.message;
@@ -93,7 +94,7 @@ pub(super) fn extend(mut old: ProgramRule, new: ProgramRule, raw: &RawProgram) -
         },
         (o, n) => n.or(o),
     };
-    old
+    ProgramRule::new(old)
 }
 
 /// Where an extension (no `replace = true`) would change the included rule's operand kinds:
@@ -120,7 +121,8 @@ pub(super) fn operands_conflict(
 
 /// `new` in place of `old` (`replace = true`), with the denials of `old` it drops recorded.
 pub(super) fn replaced(old: ProgramRule, mut new: ProgramRule) -> ProgramRule {
-    new.replaced = dropped(&old, &new);
+    let dropped = dropped(&old, &new);
+    new.edit(|new| new.replaced = dropped);
     new
 }
 

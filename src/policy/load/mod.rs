@@ -76,7 +76,6 @@ pub(crate) fn load_str_lenient(
             compiled: Compiled::default(),
         });
         loader.apply(source, origin, &dir, true)?;
-        loader.policy.reindex();
         let Loader { policy, diags, .. } = *loader;
         Ok((Box::new(policy), diags))
     })

@@ -445,19 +445,22 @@ impl Loader {
         if raw.inherit_options {
             // Options of the program also apply after its subcommand (`npm ci --prefix ~`).
             for sub in subcommands.values_mut() {
-                inherit(
-                    sub,
-                    &options_with_value,
-                    &deny_options,
-                    &ask_options,
-                    &option_kinds,
-                    raw,
-                );
-                // A subcommand with its own allowlist also allows the program's options,
-                // which it inherits: explicitly, by this switch.
-                if let (Some(sub_allow), Some(allow)) = (&mut sub.allow_options, &allow_options) {
-                    sub_allow.extend(allow.iter().cloned());
-                }
+                sub.edit(|sub| {
+                    inherit(
+                        sub,
+                        &options_with_value,
+                        &deny_options,
+                        &ask_options,
+                        &option_kinds,
+                        raw,
+                    );
+                    // A subcommand with its own allowlist also allows the program's options,
+                    // which it inherits: explicitly, by this switch.
+                    if let (Some(sub_allow), Some(allow)) = (&mut sub.allow_options, &allow_options)
+                    {
+                        sub_allow.extend(allow.iter().cloned());
+                    }
+                });
             }
         }
         let after_double_dash = raw.after_double_dash.as_ref().and_then(|dd| {
@@ -502,7 +505,7 @@ impl Loader {
         if self.diags.len() > start {
             return None;
         }
-        Some(ProgramRule {
+        Some(ProgramRule::new(ProgramSpec {
             name: name.to_string(),
             verdict,
             message: raw.message.clone(),
@@ -544,14 +547,12 @@ impl Loader {
             old_style_options: raw.old_style_options,
             value_write_options: self.options(file, &raw.value_write_options),
             target_directory: raw.target_directory,
-            // Built once the whole policy is loaded (includes and inherited options merged).
-            index: Default::default(),
-        })
+        }))
     }
 }
 
 fn inherit(
-    sub: &mut ProgramRule,
+    sub: &mut ProgramSpec,
     with_value: &BTreeSet<String>,
     deny: &BTreeSet<String>,
     ask: &BTreeSet<String>,
