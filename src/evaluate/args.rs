@@ -91,6 +91,8 @@ impl Eval<'_> {
             if rule.verdict == Verdict::Deny {
                 return;
             }
+        } else {
+            self.program_allowed(rule, name_span);
         }
         if rule.runs_workspace_code {
             self.workspace_code(rule, name_span);
@@ -448,7 +450,11 @@ impl Eval<'_> {
             if matches!(kind, ArgKind::PathRead | ArgKind::PathWrite) {
                 path_operands += 1;
             }
+            let found = self.reasons.len();
             let resolved = self.value(rule, kind, Value::Word(w));
+            if self.reasons.len() == found {
+                self.operand_allowed(rule, kind, w.span);
+            }
             if rule.name == "cd" {
                 cd_target = Some((w.span, resolved));
             }
@@ -650,7 +656,11 @@ impl Eval<'_> {
                     m,
                     span,
                 );
+            } else {
+                self.option_allowed(rule, Some("allow_options"), name, span);
             }
+        } else {
+            self.option_allowed(rule, None, name, span);
         }
         if facts.any(OptionFacts::WRITE) {
             p.write_mode = true;

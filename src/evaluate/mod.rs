@@ -32,6 +32,7 @@ mod redirects;
 mod sandbox;
 mod scripts;
 mod test_expr;
+mod trace;
 mod walk;
 
 use std::path::{Path, PathBuf};
@@ -47,6 +48,7 @@ pub use paths::{
 };
 pub use sandbox::SandboxState;
 pub use scripts::{check_awk, check_sed};
+pub use trace::{Part, Trace, TraceStep};
 use walk::is_identifier;
 
 impl Policy {
@@ -66,15 +68,22 @@ pub fn evaluate(policy: &Policy, ctx: &Context, command: &str) -> Decision {
             ev.finish()
         })
     }));
-    run.unwrap_or_else(|_| Decision {
-        verdict: Verdict::Deny,
-        reasons: vec![Reason {
-            code: ReasonCode::InternalError.as_str(),
+    run.unwrap_or_else(|_| {
+        let rule = trace::builtin_rule(ReasonCode::InternalError);
+        let span = Span::new(0, command.len());
+        let mut trace = Trace::default();
+        trace.record(Part::Syntax, span, &rule, None, "", Verdict::Deny);
+        Decision {
             verdict: Verdict::Deny,
-            rule: None,
-            message: "shellgate failed while checking this command; it is refused".into(),
-            span: Span::new(0, command.len()),
-        }],
+            reasons: vec![Reason {
+                code: ReasonCode::InternalError.as_str(),
+                verdict: Verdict::Deny,
+                rule: Some(rule),
+                message: "shellgate failed while checking this command; it is refused".into(),
+                span,
+            }],
+            trace,
+        }
     })
 }
 
@@ -129,6 +138,8 @@ struct Eval<'a> {
     code: code_contexts::State,
     /// What [`env_reads`] knows: the names the command assigns itself.
     env_reads: env_reads::State,
+    /// Which rule decided each part, as it is decided.
+    trace: Trace,
 }
 
 impl<'a> Eval<'a> {
@@ -147,6 +158,7 @@ impl<'a> Eval<'a> {
             stdin: patches::Stdin::Unknown,
             code: code_contexts::State::new(command),
             env_reads: env_reads::State::default(),
+            trace: Trace::default(),
         }
     }
 
@@ -160,9 +172,11 @@ impl<'a> Eval<'a> {
             .map(|r| r.verdict)
             .max()
             .unwrap_or(Verdict::Allow);
+        self.trace.finish();
         Decision {
             verdict,
             reasons: self.reasons,
+            trace: self.trace,
         }
     }
 
@@ -198,17 +212,43 @@ impl<'a> Eval<'a> {
         message: String,
         span: Span,
     ) {
+        let span = self.span(span);
+        let part = trace::Part::of(code);
         if verdict == Verdict::Allow {
+            // A setting that allows (`[redirects] write = "allow"`) decided this part.
+            if let Some(rule) = rule {
+                self.trace.record(part, span, rule, None, "", verdict);
+            }
             return;
         }
-        let span = self.span(span);
+        // Every refusal names a rule: the policy's, or else the built-in check that made it.
+        let rule = match rule {
+            Some(r) => r.clone(),
+            None => trace::builtin_rule(code),
+        };
+        self.trace.record(part, span, &rule, None, "", verdict);
         self.reasons.push(Reason {
             code: code.as_str(),
             verdict,
-            rule: rule.cloned(),
+            rule: Some(rule),
             message,
             span,
         });
+    }
+
+    /// Record that `rule` (its `key`, its `entry`) allowed the part at `span` (a span of the
+    /// text being checked, mapped to the input here).
+    fn allowed_by(
+        &mut self,
+        part: trace::Part,
+        span: Span,
+        rule: &RuleRef,
+        key: Option<&'static str>,
+        entry: &str,
+    ) {
+        let span = self.span(span);
+        self.trace
+            .record(part, span, rule, key, entry, Verdict::Allow);
     }
 
     fn setting(&mut self, code: ReasonCode, setting: &Setting, message: String, span: Span) {

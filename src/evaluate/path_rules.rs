@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use super::{paths, Eval, Resolved};
+use super::{paths, Eval, Part, Resolved};
 use crate::codes::ReasonCode;
 use crate::policy::Verdict;
 use crate::shell::Word;
@@ -72,7 +72,12 @@ impl Eval<'_> {
         for i in 0..self.cwds.len() {
             let resolved = paths::resolve(w, self.ctx, &self.cwds[i]);
             self.environ_path(&resolved, w.span);
-            if let Err((msg, pattern)) = paths::check(&policy.paths, &resolved, write, self.ctx) {
+            let checked = paths::check(&policy.paths, &resolved, write, self.ctx);
+            if let Ok(Some(p)) = checked {
+                // The rule's name says the list (`paths.read`), the entry the pattern.
+                self.allowed_by(Part::Path, w.span, &p.rule, None, &p.text);
+            }
+            if let Err((msg, pattern)) = checked {
                 let mut msg = msg;
                 let rules = &policy.paths;
                 let protected = pattern.is_some_and(|p| p.rule.name == "paths.protected");

@@ -177,6 +177,22 @@ impl RuleRef {
             location: Location::builtin(),
         }
     }
+
+    /// The rule of a finding that no rule of the policy decided: the built-in check that did,
+    /// named `builtin:<code>` after the reason code it reports (`builtin:wrapper-denied`,
+    /// `builtin:code-from-data`), at `<built-in>`. Every reason names a rule; this is the one
+    /// when the policy has none to name.
+    pub fn builtin_check(code: &str) -> RuleRef {
+        RuleRef {
+            name: format!("builtin:{code}"),
+            location: Location::builtin(),
+        }
+    }
+
+    /// Whether this is a [`RuleRef::builtin_check`] rule.
+    pub fn is_builtin_check(&self) -> bool {
+        self.name.starts_with("builtin:")
+    }
 }
 
 impl fmt::Display for RuleRef {

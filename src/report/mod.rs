@@ -6,12 +6,13 @@ pub mod sarif;
 use annotate_snippets::{Level, Renderer, Snippet};
 use serde::Serialize;
 
-use crate::evaluate::{Decision, Reason};
+use crate::evaluate::{Decision, Reason, Trace};
 use crate::policy::{RuleRef, Verdict};
 
 /// One command's decision as a JSON object:
-/// `{"command", "decision", "reasons": [{"code", "verdict", "rule", "message", "span"}]}`
-/// (each reason in [`Reason`]'s JSON form).
+/// `{"command", "decision", "reasons": [{"code", "verdict", "rule", "message", "span"}],
+/// "trace": [{"part", "span", "rule", "key", "entry", "verdict"}]}` (each reason in
+/// [`Reason`]'s JSON form, the trace in [`Trace`]'s).
 #[derive(Debug, Serialize)]
 pub struct JsonDecision<'a> {
     /// The command text.
@@ -20,6 +21,8 @@ pub struct JsonDecision<'a> {
     pub decision: Verdict,
     /// Every reason.
     pub reasons: &'a [Reason],
+    /// Which rule decided each part.
+    pub trace: &'a Trace,
 }
 
 /// The JSON form of a decision, as one line.
@@ -28,6 +31,7 @@ pub fn json_line(command: &str, decision: &Decision) -> String {
         command,
         decision: decision.verdict,
         reasons: &decision.reasons,
+        trace: &decision.trace,
     };
     serde_json::to_string(&obj).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
 }
@@ -63,6 +67,51 @@ pub fn human(command: &str, decision: &Decision, color: bool) -> String {
         out.push('\n');
     }
     out.push_str(&format!("decision: {}\n", decision.verdict));
+    out
+}
+
+/// `policy-check explain`: [`human`], then one line per part of the command with the rule
+/// that decided it (allowed parts too), in source order:
+///
+/// ```text
+/// decided by:
+///   `ls`   program: allow by programs.ls (shipped:read-only:120:1)
+///   `-la`  option -l: allow by programs.ls allow_options (shipped:read-only:120:1)
+/// ```
+pub fn explain(command: &str, decision: &Decision, color: bool) -> String {
+    let mut out = human(command, decision, color);
+    out.push_str(&trace_lines(command, &decision.trace));
+    out
+}
+
+/// The trace as text, one line per step (nothing when the trace is empty).
+pub fn trace_lines(command: &str, trace: &Trace) -> String {
+    if trace.is_empty() {
+        return String::new();
+    }
+    let texts: Vec<String> = trace
+        .steps()
+        .map(|s| {
+            let r = caret_range(command, s.span.start, s.span.end);
+            let t: String = command[r].chars().take(40).collect();
+            format!("`{}`", t.replace('\n', "\\n"))
+        })
+        .collect();
+    let width = texts.iter().map(|t| t.chars().count()).max().unwrap_or(0);
+    let mut out = String::from("decided by:\n");
+    for (s, text) in trace.steps().zip(&texts) {
+        let pad = width - text.chars().count();
+        let entry = s.entry.map(|e| format!(" {e}")).unwrap_or_default();
+        let key = s.key.map(|k| format!(" {k}")).unwrap_or_default();
+        out.push_str(&format!(
+            "  {text}{:pad$}  {}{entry}: {} by {}{key} ({})\n",
+            "",
+            s.part.as_str(),
+            s.verdict,
+            s.rule.name,
+            s.rule.location,
+        ));
+    }
     out
 }
 
