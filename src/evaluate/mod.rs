@@ -68,7 +68,13 @@ pub fn evaluate(policy: &Policy, ctx: &Context, command: &str) -> Decision {
             ev.finish()
         })
     }));
-    run.unwrap_or_else(|_| {
+    run.unwrap_or_else(|_| internal_error(command))
+}
+
+/// The decision when evaluation itself fails (a panic): a denial of the whole command, with
+/// its built-in rule like every refusal.
+pub fn internal_error(command: &str) -> Decision {
+    {
         let rule = trace::builtin_rule(ReasonCode::InternalError);
         let span = Span::new(0, command.len());
         let mut trace = Trace::default();
@@ -84,7 +90,12 @@ pub fn evaluate(policy: &Policy, ctx: &Context, command: &str) -> Decision {
             }],
             trace,
         }
-    })
+    }
+}
+
+/// Every reason code the evaluator can give, in the README table's order.
+pub fn reason_codes() -> impl Iterator<Item = &'static str> {
+    ReasonCode::ALL.iter().map(|c| c.as_str())
 }
 
 /// [`shell::Known::value_splits`] of a path's text, read from its bytes: every character it

@@ -27,6 +27,20 @@ fn is_device(p: &std::path::Path, filesystem: bool) -> bool {
         })
 }
 
+/// The rule a `[paths]` list is cited as: where its first pattern is written, extended by the
+/// first pattern of each later file that added to it (an including policy's own entries).
+fn list_rule(list: &[crate::policy::PathPattern]) -> Option<crate::policy::RuleRef> {
+    let first = list.first()?;
+    let mut rule = first.rule.clone();
+    for p in &list[1..] {
+        let file = &p.rule.location.file;
+        if *file != rule.location.file && !rule.extended_by.iter().any(|l| l.file == *file) {
+            rule.extended_by.push(p.rule.location.clone());
+        }
+    }
+    Some(rule)
+}
+
 impl Eval<'_> {
     /// A `path-write` operand or option value that is a device (`rm /dev/null`, `chmod 000
     /// /dev/null`, `mv x /dev/tty`): refused unless the rule only opens it for writing, as a
@@ -121,7 +135,8 @@ impl Eval<'_> {
                         // Outside every allowed path: cite the list that would have to grow.
                         let paths = &policy.paths;
                         let list = if write { &paths.write } else { &paths.read };
-                        let rule = list.first().map(|p| &p.rule);
+                        let rule = list_rule(list);
+                        let rule = rule.as_ref();
                         let code = if write {
                             ReasonCode::PathWriteOutside
                         } else {

@@ -213,7 +213,14 @@ impl Trace {
         for s in self.steps() {
             if s.span.start >= start && s.span.start < end.max(start + 1) {
                 let span = Span::new(s.span.start - start, s.span.end.saturating_sub(start));
-                out.record(s.part, span, s.rule, s.key, s.entry.unwrap_or(""), s.verdict);
+                out.record(
+                    s.part,
+                    span,
+                    s.rule,
+                    s.key,
+                    s.entry.unwrap_or(""),
+                    s.verdict,
+                );
             }
         }
         out
@@ -270,7 +277,13 @@ impl Trace {
             entry,
             verdict,
         };
-        if !self.steps.iter().rev().take(DEDUP_WINDOW).any(|s| *s == step) {
+        if !self
+            .steps
+            .iter()
+            .rev()
+            .take(DEDUP_WINDOW)
+            .any(|s| *s == step)
+        {
             self.steps.push(step);
         }
     }
@@ -379,7 +392,13 @@ impl super::Eval<'_> {
     ) {
         use crate::policy::ArgKind as K;
         if !matches!(kind, K::PathRead | K::PathWrite) {
-            self.allowed_by(Part::Operand, span, &rule.rule, Some("operands"), kind_name(kind));
+            self.allowed_by(
+                Part::Operand,
+                span,
+                &rule.rule,
+                Some("operands"),
+                kind_name(kind),
+            );
         }
     }
 }

@@ -109,7 +109,7 @@ pub fn trace_lines(command: &str, trace: &Trace) -> String {
             s.part.as_str(),
             s.verdict,
             s.rule.name,
-            s.rule.location,
+            s.rule.location_text(),
         ));
     }
     out
