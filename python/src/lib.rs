@@ -352,9 +352,13 @@ struct PyTraceStep {
 #[pymethods]
 impl PyTraceStep {
     fn __repr__(&self) -> String {
+        let entry = self
+            .entry
+            .as_ref()
+            .map_or_else(|| "None".to_string(), |e| format!("{e:?}"));
         format!(
-            "TraceStep(part={:?}, text={:?}, rule={:?}, entry={:?}, verdict={:?})",
-            self.part, self.text, self.rule, self.entry, self.verdict
+            "TraceStep(part={:?}, text={:?}, rule={:?}, entry={entry}, verdict={:?})",
+            self.part, self.text, self.rule, self.verdict
         )
     }
 }
