@@ -149,7 +149,12 @@ fn reason_list(mut out: String, command: &str, decision: &Decision) -> String {
         out.push_str(&format!("\n- [{}] {}", r.code, r.message));
         // The rule's name, not its file location: the model needs to know which rule, not
         // where the host keeps its policy.
-        let rule = r.rule.as_ref().map(|rule| format!("rule `{}`", rule.name));
+        // A built-in check's rule is its code, already shown: only a policy rule is named.
+        let rule = r
+            .rule
+            .as_ref()
+            .filter(|rule| !rule.is_builtin_check())
+            .map(|rule| format!("rule `{}`", rule.name));
         match (text.is_empty(), rule) {
             (false, Some(rule)) => out.push_str(&format!(" (at `{text}`; {rule})")),
             (false, None) => out.push_str(&format!(" (at `{text}`)")),
