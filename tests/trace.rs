@@ -435,3 +435,99 @@ fn an_extended_rule_says_where_it_was_extended() {
     let step = d.trace.steps().find(|s| s.entry == Some("-Z")).unwrap();
     assert_eq!(step.rule, ls);
 }
+
+fn policy_check(args: &[&str], cwd: &Path) -> (String, i32) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_policy-check"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .unwrap();
+    (
+        String::from_utf8(out.stdout).unwrap(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+/// The cases of the issue, through the command line: `explain` of a refusal names a rule on
+/// every error and traces the option's entry; `explain --format json` and `check --script
+/// --format json` carry the trace, a script's per statement with spans in the statement.
+#[test]
+fn the_command_line_shows_and_carries_the_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().to_str().unwrap();
+    let (text, code) = policy_check(
+        &[
+            "explain",
+            "--policy",
+            "read-only",
+            "--cwd",
+            ws,
+            "find . -exec rm {} \\;",
+        ],
+        dir.path(),
+    );
+    assert_eq!(code, 1, "{text}");
+    let errors = text.lines().filter(|l| l.starts_with("error[")).count();
+    let notes = text.lines().filter(|l| l.contains("= note: rule ")).count();
+    assert!(errors > 0 && errors == notes, "{text}");
+    assert!(
+        text.contains("option -exec: deny by programs.find deny_options (shipped:read-only:"),
+        "{text}"
+    );
+    let (text, _) = policy_check(
+        &[
+            "explain",
+            "--policy",
+            "read-only",
+            "--cwd",
+            ws,
+            "--format",
+            "json",
+            "cat data.txt|sh",
+        ],
+        dir.path(),
+    );
+    let v: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+    assert_eq!(
+        v["reasons"][0]["rule"],
+        "builtin:wrapper-denied (<built-in>)"
+    );
+    let parts: Vec<&str> = v["trace"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["part"].as_str().unwrap())
+        .collect();
+    assert_eq!(parts, ["program", "path", "wrapper"], "{v}");
+
+    let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/scripts");
+    let (text, _) = policy_check(
+        &[
+            "check",
+            "--policy",
+            "read-only",
+            "--cwd",
+            "/work/project",
+            "--script",
+            "bad.sh",
+            "--format",
+            "json",
+        ],
+        &scripts,
+    );
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let ls = lines.iter().find(|l| l["command"] == "ls -la").unwrap();
+    assert_eq!(ls["trace"][0]["part"], "program");
+    assert_eq!(ls["trace"][0]["span"], serde_json::json!([0, 2]));
+    for l in &lines {
+        let command = l["command"].as_str().unwrap();
+        for s in l["trace"].as_array().unwrap() {
+            let end = s["span"][1].as_u64().unwrap() as usize;
+            assert!(end <= command.len(), "{s} outside {command:?}");
+        }
+    }
+}

@@ -606,24 +606,29 @@ impl Eval<'_> {
         };
         if facts.any(OptionFacts::DENY) || denied_by_prefix {
             let m = with_extra(format!("option `{written}` of `{}` is denied", rule.name));
-            self.reason(
+            let entry = if denied_by_prefix { written } else { name };
+            self.reason_at(
                 ReasonCode::OptionDenied,
                 Verdict::Deny,
                 Some(&rule.rule),
                 m,
                 span,
+                Some("deny_options"),
+                entry,
             );
         } else if facts.any(OptionFacts::ASK) {
             let m = with_extra(format!(
                 "option `{written}` of `{}` needs approval",
                 rule.name
             ));
-            self.reason(
+            self.reason_at(
                 ReasonCode::OptionAsk,
                 Verdict::Ask,
                 Some(&rule.rule),
                 m,
                 span,
+                Some("ask_options"),
+                name,
             );
         } else if let Some(allowed) = &rule.allow_options {
             if written.starts_with("--")

@@ -223,12 +223,28 @@ impl<'a> Eval<'a> {
         message: String,
         span: Span,
     ) {
+        self.reason_at(code, verdict, rule, message, span, None, "");
+    }
+
+    /// [`Eval::reason`], with the rule's `key` and the `entry` of it that decided (an option
+    /// of `deny_options`), for the trace.
+    #[allow(clippy::too_many_arguments)]
+    fn reason_at(
+        &mut self,
+        code: ReasonCode,
+        verdict: Verdict,
+        rule: Option<&RuleRef>,
+        message: String,
+        span: Span,
+        key: Option<&'static str>,
+        entry: &str,
+    ) {
         let span = self.span(span);
         let part = trace::Part::of(code);
         if verdict == Verdict::Allow {
             // A setting that allows (`[redirects] write = "allow"`) decided this part.
             if let Some(rule) = rule {
-                self.trace.record(part, span, rule, None, "", verdict);
+                self.trace.record(part, span, rule, key, entry, verdict);
             }
             return;
         }
@@ -237,7 +253,7 @@ impl<'a> Eval<'a> {
             Some(r) => r.clone(),
             None => trace::builtin_rule(code),
         };
-        self.trace.record(part, span, &rule, None, "", verdict);
+        self.trace.record(part, span, &rule, key, entry, verdict);
         self.reasons.push(Reason {
             code: code.as_str(),
             verdict,
