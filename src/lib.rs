@@ -26,7 +26,7 @@
 //! | seam | what it is |
 //! |---|---|
 //! | [`Policy`] ([`Policy::from_name_or_file`], [`Policy::evaluate`]) | a loaded, validated policy; [`PolicyError`] and its [`Diagnostic`]s (each with a stable code and a [`Location`]) when it is not |
-//! | [`Context`] → [`Decision`] ([`Verdict`], [`Reason`]s with a stable code, a [`RuleRef`] and a span) | what a command would do, decided |
+//! | [`Context`] → [`Decision`] ([`Verdict`], [`Reason`]s with a stable code, a [`RuleRef`] and a span; a [`Trace`] of the rule that decided each part) | what a command would do, decided |
 //! | [`shell`] ([`shell::parse`] → [`shell::Script`]) | the IR: every command, word, redirection and nested script bash would run |
 //! | [`middleware`] ([`middleware::Guard`] around an [`middleware::Executor`] and a [`middleware::FileTool`]) | the guard around the agent's `bash`, text editor and code execution tools; the reference bash session ([`middleware::BashSession`]) |
 //! | [`redact`] ([`redact::Redactor`]) and [`truncate`] | what the model is shown of a command's output |
@@ -66,5 +66,5 @@ pub mod report;
 #[doc(hidden)]
 pub mod sandbox;
 
-pub use evaluate::{evaluate, Context, Decision, Reason, SandboxState};
+pub use evaluate::{evaluate, Context, Decision, Reason, SandboxState, Trace, TraceStep};
 pub use policy::{Diagnostic, Location, Policy, PolicyError, RuleRef, Severity, Verdict};

@@ -70,3 +70,5 @@ mod precommit;
 mod decision_snapshot;
 // Snapshots and undo: destructive calls through serve, undone exactly.
 mod undo;
+// Every decision is a trace: each part names its rule; every reason code carries a rule.
+mod trace;

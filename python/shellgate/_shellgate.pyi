@@ -49,13 +49,42 @@ class Reason:
     def message(self) -> str: ...
     @property
     def rule(self) -> Optional[str]:
-        """The dotted name of the rule responsible, such as ``programs.find.deny_options``."""
+        """The dotted name of the rule responsible, such as ``programs.find``, or
+        ``builtin:<code>`` when no rule of the policy decided it (never None from ``check``)."""
     @property
     def rule_location(self) -> Optional[str]:
         """Where that rule is written: ``file:line:col``."""
     @property
     def span(self) -> Tuple[int, int]:
         """(start, end) UTF-8 byte offsets into the command."""
+
+class TraceStep:
+    """One step of a decision's trace: a part of the command and the rule that decided it."""
+
+    @property
+    def part(self) -> str:
+        """``program``, ``subcommand``, ``wrapper``, ``option``, ``operand``, ``path``,
+        ``redirect``, ``assignment``, ``expansion``, ``command`` or ``syntax``."""
+    @property
+    def text(self) -> str:
+        """The text of the part in the command."""
+    @property
+    def span(self) -> Tuple[int, int]:
+        """(start, end) UTF-8 byte offsets into the command."""
+    @property
+    def rule(self) -> str:
+        """The rule that decided it: ``programs.ls``, ``paths.read``, or ``builtin:<code>``."""
+    @property
+    def rule_location(self) -> str:
+        """Where that rule is written: ``file:line:col``, or ``<built-in>``."""
+    @property
+    def key(self) -> Optional[str]:
+        """The key of the rule that applied (``allow_options``, ``operands``), if one did."""
+    @property
+    def entry(self) -> Optional[str]:
+        """The entry that matched (the option ``-l``, the pattern ``{workspace}/**``)."""
+    @property
+    def verdict(self) -> Verdict: ...
 
 class Decision:
     """The outcome of checking one command."""
@@ -68,6 +97,9 @@ class Decision:
     def command(self) -> str: ...
     @property
     def reasons(self) -> list[Reason]: ...
+    @property
+    def trace(self) -> list[TraceStep]:
+        """Which rule decided each part of the command (allowed parts too), in source order."""
     def explain(self) -> str:
         """The text of ``policy-check explain``."""
     def for_model(self) -> str:

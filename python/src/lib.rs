@@ -233,15 +233,39 @@ impl PyDecision {
                 verdict: r.verdict.as_str(),
                 message: r.message.clone(),
                 rule: r.rule.as_ref().map(|rule| rule.name.clone()),
-                rule_location: r.rule.as_ref().map(|rule| rule.location.to_string()),
+                rule_location: r.rule.as_ref().map(|rule| rule.location_text()),
                 span: (r.span.start, r.span.end),
             })
             .collect()
     }
 
-    /// The text of `policy-check explain`: each reason with carets under its span.
+    /// Which rule decided each part of the command (allowed parts too), in source order.
+    #[getter]
+    fn trace(&self) -> Vec<PyTraceStep> {
+        self.decision
+            .trace
+            .steps()
+            .map(|s| PyTraceStep {
+                part: s.part.as_str(),
+                text: self
+                    .command
+                    .get(s.span.start..s.span.end)
+                    .unwrap_or_default()
+                    .to_string(),
+                span: (s.span.start, s.span.end),
+                rule: s.rule.name.clone(),
+                rule_location: s.rule.location_text(),
+                key: s.key,
+                entry: s.entry.map(str::to_string),
+                verdict: s.verdict.as_str(),
+            })
+            .collect()
+    }
+
+    /// The text of `policy-check explain`: each reason with carets under its span, then the
+    /// rule that decided each part.
     fn explain(&self) -> String {
-        report::human(&self.command, &self.decision, false)
+        report::explain(&self.command, &self.decision, false)
     }
 
     /// What the model is told when the command is refused (empty when allowed).
@@ -281,7 +305,9 @@ struct PyReason {
     /// A short explanation the model can act on.
     #[pyo3(get)]
     message: String,
-    /// The dotted name of the rule responsible (`programs.find.deny_options`), or None.
+    /// The dotted name of the rule responsible (`programs.find.deny_options`, or
+    /// `builtin:<code>` when no rule of the policy decided it). None only in a reason built
+    /// by hand.
     #[pyo3(get)]
     rule: Option<String>,
     /// Where that rule is written (`file:line:col`), or None.
@@ -290,6 +316,51 @@ struct PyReason {
     /// `(start, end)` byte offsets into the command (UTF-8).
     #[pyo3(get)]
     span: (usize, usize),
+}
+
+/// One step of a decision's trace: a part of the command and the rule that decided it.
+#[pyclass(frozen, module = "shellgate", name = "TraceStep")]
+#[derive(Clone)]
+struct PyTraceStep {
+    /// What the part is: `program`, `subcommand`, `wrapper`, `option`, `operand`, `path`,
+    /// `redirect`, `assignment`, `expansion`, `command` or `syntax`.
+    #[pyo3(get)]
+    part: &'static str,
+    /// The text of the part in the command.
+    #[pyo3(get)]
+    text: String,
+    /// `(start, end)` byte offsets into the command (UTF-8).
+    #[pyo3(get)]
+    span: (usize, usize),
+    /// The dotted name of the rule (`programs.ls`, `paths.read`, `builtin:<code>`).
+    #[pyo3(get)]
+    rule: String,
+    /// Where that rule is written (`file:line:col`, or `<built-in>`).
+    #[pyo3(get)]
+    rule_location: String,
+    /// The key of the rule that applied (`allow_options`, `operands`), or None.
+    #[pyo3(get)]
+    key: Option<&'static str>,
+    /// The entry that matched (the option `-l`, the pattern `{workspace}/**`), or None.
+    #[pyo3(get)]
+    entry: Option<String>,
+    /// What this step alone decides.
+    #[pyo3(get)]
+    verdict: &'static str,
+}
+
+#[pymethods]
+impl PyTraceStep {
+    fn __repr__(&self) -> String {
+        let entry = self
+            .entry
+            .as_ref()
+            .map_or_else(|| "None".to_string(), |e| format!("{e:?}"));
+        format!(
+            "TraceStep(part={:?}, text={:?}, rule={:?}, entry={entry}, verdict={:?})",
+            self.part, self.text, self.rule, self.verdict
+        )
+    }
 }
 
 #[pymethods]
@@ -988,6 +1059,7 @@ fn shellgate_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyPolicy>()?;
     m.add_class::<PyDecision>()?;
     m.add_class::<PyReason>()?;
+    m.add_class::<PyTraceStep>()?;
     m.add_class::<PyDiagnostic>()?;
     m.add_class::<PyRedactor>()?;
     m.add_class::<PyGuard>()?;

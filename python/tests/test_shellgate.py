@@ -81,8 +81,35 @@ def test_the_acceptance_command_is_denied_with_its_reason():
 def test_an_allowed_pipeline_has_no_reasons(tmp_path):
     d = shellgate.Policy("read-only").check("cat data.txt | grep x", cwd=tmp_path)
     assert (d.verdict, d.allowed, d.reasons, bool(d)) == ("allow", True, [], True)
-    assert d.explain() == "allow: cat data.txt | grep x\n"
+    assert d.explain().startswith("allow: cat data.txt | grep x\ndecided by:\n")
     assert d.for_model() == ""
+
+
+def test_an_allowed_command_is_traced_to_its_rules(tmp_path):
+    d = shellgate.Policy("read-only").check("ls -la src/", cwd=tmp_path)
+    assert d.allowed
+    steps = [(s.part, s.text, s.rule, s.key, s.entry, s.verdict) for s in d.trace]
+    assert steps[0] == ("program", "ls", "programs.ls", None, None, "allow")
+    options = [s for s in steps if s[0] == "option"]
+    assert [o[4] for o in options] == ["-l", "-a"]
+    assert all(o[2] == "programs.ls" and o[3] == "allow_options" for o in options)
+    path = next(s for s in d.trace if s.part == "path")
+    assert (path.text, path.rule, path.entry) == ("src/", "paths.read", "{workspace}/**")
+    assert path.rule_location.startswith("shipped:read-only:")
+    assert "programs.ls allow_options" in d.explain()
+    assert [s["part"] for s in __import__("json").loads(d.to_json())["trace"]] == [
+        s.part for s in d.trace
+    ]
+
+
+def test_every_refusal_names_a_rule_builtin_checks_included(tmp_path):
+    d = shellgate.Policy("read-only").check("cat data.txt|sh", cwd=tmp_path)
+    r = next(r for r in d.reasons if r.code == "wrapper-denied")
+    assert (r.rule, r.rule_location) == ("builtin:wrapper-denied", "<built-in>")
+    refused = [s for s in d.trace if s.verdict == "deny"]
+    assert [(s.part, s.text, s.rule) for s in refused] == [
+        ("wrapper", "sh", "builtin:wrapper-denied")
+    ]
 
 
 def test_reasons_name_their_rule(policy, ws):

@@ -99,6 +99,8 @@ impl Eval<'_> {
             if rule.verdict == Verdict::Deny {
                 return;
             }
+        } else {
+            self.program_allowed(rule, name_span);
         }
         if rule.runs_workspace_code {
             self.workspace_code(rule, name_span);
@@ -493,7 +495,11 @@ impl Eval<'_> {
             if matches!(kind, ArgKind::PathRead | ArgKind::PathWrite) {
                 path_operands += 1;
             }
+            let found = self.reasons.len();
             let resolved = self.value(rule, kind, Value::Word(w));
+            if self.reasons.len() == found {
+                self.operand_allowed(rule, kind, w.span);
+            }
             if rule.name == "cd" {
                 cd_target = Some((w.span, resolved));
             }
@@ -661,24 +667,29 @@ impl Eval<'_> {
         };
         if facts.any(OptionFacts::DENY) || denied_by_prefix {
             let m = with_extra(format!("option `{written}` of `{}` is denied", rule.name));
-            self.reason(
+            let entry = if denied_by_prefix { written } else { name };
+            self.reason_at(
                 ReasonCode::OptionDenied,
                 Verdict::Deny,
                 Some(&rule.rule),
                 m,
                 span,
+                Some("deny_options"),
+                entry,
             );
         } else if facts.any(OptionFacts::ASK) {
             let m = with_extra(format!(
                 "option `{written}` of `{}` needs approval",
                 rule.name
             ));
-            self.reason(
+            self.reason_at(
                 ReasonCode::OptionAsk,
                 Verdict::Ask,
                 Some(&rule.rule),
                 m,
                 span,
+                Some("ask_options"),
+                name,
             );
         } else if let Some(allowed) = &rule.allow_options {
             if written.starts_with("--")
@@ -711,7 +722,11 @@ impl Eval<'_> {
                     m,
                     span,
                 );
+            } else {
+                self.option_allowed(rule, Some("allow_options"), name, span);
             }
+        } else {
+            self.option_allowed(rule, None, name, span);
         }
         if facts.any(OptionFacts::WRITE) {
             p.write_mode = true;

@@ -147,6 +147,8 @@ impl Eval<'_> {
                 format!("`{name}` needs approval"),
                 words[0].span,
             );
+        } else {
+            self.allowed_by(super::Part::Wrapper, words[0].span, &rule, None, name);
         }
         match wrappers::unwrap(name, &words[1..], span) {
             wrappers::Unwrapped::Nothing => {}

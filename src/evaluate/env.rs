@@ -9,7 +9,8 @@ impl Eval<'_> {
     /// An assignment to variable `name`, from anywhere.
     pub(super) fn env_name(&mut self, name: &str, span: Span) {
         self.record_assignment(name);
-        let env = &self.policy.env;
+        let policy = self.policy;
+        let env = &policy.env;
         let message = |what: &str| {
             let mut m = format!("assigning `{name}` {what}");
             if let Some(extra) = &env.message {
@@ -24,7 +25,9 @@ impl Eval<'_> {
         } else if let Some(p) = env.ask.iter().find(|p| p.glob.is_match(name)) {
             let (m, r) = (message("needs approval"), p.rule.clone());
             self.reason(ReasonCode::EnvAsk, Verdict::Ask, Some(&r), m, span);
-        } else if !env.allow.iter().any(|p| p.glob.is_match(name)) {
+        } else if let Some(p) = env.allow.iter().find(|p| p.glob.is_match(name)) {
+            self.allowed_by(super::Part::Assignment, span, &p.rule, None, &p.text);
+        } else {
             let (m, s) = (message("is not allowed"), env.default.clone());
             self.setting(ReasonCode::EnvNotAllowed, &s, m, span);
         }

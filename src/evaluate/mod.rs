@@ -34,6 +34,7 @@ mod redirects;
 mod sandbox;
 mod scripts;
 mod test_expr;
+mod trace;
 mod walk;
 
 use std::path::{Path, PathBuf};
@@ -49,6 +50,7 @@ pub use paths::{
 };
 pub use sandbox::SandboxState;
 pub use scripts::{check_awk, check_sed};
+pub use trace::{Part, Trace, TraceStep};
 use walk::is_identifier;
 
 impl Policy {
@@ -74,16 +76,8 @@ pub fn evaluate(policy: &Policy, ctx: &Context, command: &str) -> Decision {
 /// `len` bytes checked: every entry point that decides (a command, a file tool's access, a
 /// guarded call of any tool) goes through here, so no failure inside a check is an allow.
 pub(crate) fn fail_closed(len: usize, decide: impl FnOnce() -> Decision) -> Decision {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(decide)).unwrap_or_else(|_| Decision {
-        verdict: Verdict::Deny,
-        reasons: vec![Reason {
-            code: ReasonCode::InternalError.as_str(),
-            verdict: Verdict::Deny,
-            rule: None,
-            message: "shellgate failed while checking this command; it is refused".into(),
-            span: Span::new(0, len),
-        }],
-    })
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(decide))
+        .unwrap_or_else(|_| internal_error_over(Span::new(0, len)))
 }
 
 /// Evaluate `text`, already parsed as `script` (by [`shell::parse_with`] under `limits`),
@@ -99,7 +93,7 @@ pub fn evaluate_parsed(
     limits: shell::Limits,
     max_commands: usize,
 ) -> Decision {
-    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+    fail_closed(text.len(), || {
         shell::with_stack(|| {
             let mut ev = Eval::new(policy, ctx, text);
             ev.limits = limits;
@@ -109,17 +103,35 @@ pub fn evaluate_parsed(
             ev.code.leave_source(saved);
             ev.finish()
         })
-    }));
-    run.unwrap_or_else(|_| Decision {
+    })
+}
+
+/// The decision when evaluation itself fails (a panic): a denial of the whole command, with
+/// its built-in rule like every refusal.
+pub fn internal_error(command: &str) -> Decision {
+    internal_error_over(Span::new(0, command.len()))
+}
+
+fn internal_error_over(span: Span) -> Decision {
+    let rule = trace::builtin_rule(ReasonCode::InternalError);
+    let mut trace = Trace::default();
+    trace.record(Part::Syntax, span, &rule, None, "", Verdict::Deny);
+    Decision {
         verdict: Verdict::Deny,
         reasons: vec![Reason {
             code: ReasonCode::InternalError.as_str(),
             verdict: Verdict::Deny,
-            rule: None,
+            rule: Some(rule),
             message: "shellgate failed while checking this command; it is refused".into(),
-            span: Span::new(0, text.len()),
+            span,
         }],
-    })
+        trace,
+    }
+}
+
+/// Every reason code the evaluator can give, in the README table's order.
+pub fn reason_codes() -> impl Iterator<Item = &'static str> {
+    ReasonCode::ALL.iter().map(|c| c.as_str())
 }
 
 /// [`shell::Known::value_splits`] of a path's text, read from its bytes: every character it
@@ -177,6 +189,8 @@ struct Eval<'a> {
     limits: shell::Limits,
     /// Most simple commands (the policy's, unless [`evaluate_parsed`]).
     max_commands: usize,
+    /// Which rule decided each part, as it is decided.
+    trace: Trace,
 }
 
 impl<'a> Eval<'a> {
@@ -197,6 +211,7 @@ impl<'a> Eval<'a> {
             env_reads: env_reads::State::default(),
             limits: policy.limits.parse,
             max_commands: policy.limits.max_commands,
+            trace: Trace::default(),
         }
     }
 
@@ -210,9 +225,11 @@ impl<'a> Eval<'a> {
             .map(|r| r.verdict)
             .max()
             .unwrap_or(Verdict::Allow);
+        self.trace.finish();
         Decision {
             verdict,
             reasons: self.reasons,
+            trace: self.trace,
         }
     }
 
@@ -248,17 +265,59 @@ impl<'a> Eval<'a> {
         message: String,
         span: Span,
     ) {
+        self.reason_at(code, verdict, rule, message, span, None, "");
+    }
+
+    /// [`Eval::reason`], with the rule's `key` and the `entry` of it that decided (an option
+    /// of `deny_options`), for the trace.
+    #[allow(clippy::too_many_arguments)]
+    fn reason_at(
+        &mut self,
+        code: ReasonCode,
+        verdict: Verdict,
+        rule: Option<&RuleRef>,
+        message: String,
+        span: Span,
+        key: Option<&'static str>,
+        entry: &str,
+    ) {
+        let span = self.span(span);
+        let part = trace::Part::of(code);
         if verdict == Verdict::Allow {
+            // A setting that allows (`[redirects] write = "allow"`) decided this part.
+            if let Some(rule) = rule {
+                self.trace.record(part, span, rule, key, entry, verdict);
+            }
             return;
         }
-        let span = self.span(span);
+        // Every refusal names a rule: the policy's, or else the built-in check that made it.
+        let rule = match rule {
+            Some(r) => r.clone(),
+            None => trace::builtin_rule(code),
+        };
+        self.trace.record(part, span, &rule, key, entry, verdict);
         self.reasons.push(Reason {
             code: code.as_str(),
             verdict,
-            rule: rule.cloned(),
+            rule: Some(rule),
             message,
             span,
         });
+    }
+
+    /// Record that `rule` (its `key`, its `entry`) allowed the part at `span` (a span of the
+    /// text being checked, mapped to the input here).
+    fn allowed_by(
+        &mut self,
+        part: trace::Part,
+        span: Span,
+        rule: &RuleRef,
+        key: Option<&'static str>,
+        entry: &str,
+    ) {
+        let span = self.span(span);
+        self.trace
+            .record(part, span, rule, key, entry, Verdict::Allow);
     }
 
     fn setting(&mut self, code: ReasonCode, setting: &Setting, message: String, span: Span) {

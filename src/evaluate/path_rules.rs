@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use super::{paths, Eval, Resolved};
+use super::{paths, Eval, Part, Resolved};
 use crate::codes::ReasonCode;
 use crate::policy::Verdict;
 use crate::shell::Word;
@@ -25,6 +25,20 @@ fn is_device(p: &std::path::Path, filesystem: bool) -> bool {
             let t = m.file_type();
             t.is_char_device() || t.is_block_device() || t.is_fifo() || t.is_socket()
         })
+}
+
+/// The rule a `[paths]` list is cited as: where its first pattern is written, extended by the
+/// first pattern of each later file that added to it (an including policy's own entries).
+fn list_rule(list: &[crate::policy::PathPattern]) -> Option<crate::policy::RuleRef> {
+    let first = list.first()?;
+    let mut rule = first.rule.clone();
+    for p in &list[1..] {
+        let file = &p.rule.location.file;
+        if *file != rule.location.file && !rule.extended_by.iter().any(|l| l.file == *file) {
+            rule.extended_by.push(p.rule.location.clone());
+        }
+    }
+    Some(rule)
 }
 
 impl Eval<'_> {
@@ -72,7 +86,12 @@ impl Eval<'_> {
         for i in 0..self.cwds.len() {
             let resolved = paths::resolve(w, self.ctx, &self.cwds[i]);
             self.environ_path(&resolved, w.span);
-            if let Err((msg, pattern)) = paths::check(&policy.paths, &resolved, write, self.ctx) {
+            let checked = paths::check(&policy.paths, &resolved, write, self.ctx);
+            if let Ok(Some(p)) = checked {
+                // The rule's name says the list (`paths.read`), the entry the pattern.
+                self.allowed_by(Part::Path, w.span, &p.rule, None, &p.text);
+            }
+            if let Err((msg, pattern)) = checked {
                 let mut msg = msg;
                 let rules = &policy.paths;
                 let protected = pattern.is_some_and(|p| p.rule.name == "paths.protected");
@@ -116,7 +135,8 @@ impl Eval<'_> {
                         // Outside every allowed path: cite the list that would have to grow.
                         let paths = &policy.paths;
                         let list = if write { &paths.write } else { &paths.read };
-                        let rule = list.first().map(|p| &p.rule);
+                        let rule = list_rule(list);
+                        let rule = rule.as_ref();
                         let code = if write {
                             ReasonCode::PathWriteOutside
                         } else {

@@ -315,12 +315,14 @@ fn literal_prefixes(pattern: &PathPattern, ctx: &Context) -> Vec<PathBuf> {
 
 /// Whether reading (`write == false`) or writing the resolved path is allowed. `Err` holds
 /// the message and the rule responsible.
+/// Whether `resolved` may be read (or written): `Ok` with the allowing pattern (none for a
+/// pipe), or the refusal's message and the pattern that refuses, if one does.
 pub(super) fn check<'p>(
     rules: &'p PathRules,
     resolved: &Resolved,
     write: bool,
     ctx: &Context,
-) -> Result<(), (String, Option<&'p PathPattern>)> {
+) -> Result<Option<&'p PathPattern>, (String, Option<&'p PathPattern>)> {
     let (allow, deny) = if write {
         (&rules.write, &rules.deny_write)
     } else {
@@ -329,7 +331,7 @@ pub(super) fn check<'p>(
     let what = if write { "writing" } else { "reading" };
     match resolved {
         Resolved::Unknown(why) => Err((format!("the path cannot be resolved: {why}"), None)),
-        Resolved::Pipe => Ok(()),
+        Resolved::Pipe => Ok(None),
         Resolved::Exact(path) => {
             if let Some(d) = deny.iter().find(|d| matches(d, path, ctx)) {
                 return Err((
@@ -337,12 +339,12 @@ pub(super) fn check<'p>(
                     Some(d),
                 ));
             }
-            if !allow.iter().any(|a| matches(a, path, ctx)) {
+            let Some(allowing) = allow.iter().find(|a| matches(a, path, ctx)) else {
                 return Err((
                     format!("{what} `{}` is outside the allowed paths", path.display()),
                     None,
                 ));
-            }
+            };
             if write {
                 if let Some(p) = protected_hit(rules, path, ctx) {
                     return Err((
@@ -367,7 +369,7 @@ pub(super) fn check<'p>(
                     }
                 }
             }
-            Ok(())
+            Ok(Some(allowing))
         }
         Resolved::Glob { base, components } => {
             let Some(first) = components.first() else {
@@ -375,7 +377,7 @@ pub(super) fn check<'p>(
             };
             // Every path the glob can match is a descendant of `base`: prove a generic one.
             let probe = base.join("shellgate-glob-probe");
-            if !allow.iter().any(|a| matches(a, &probe, ctx)) {
+            let Some(allowing) = allow.iter().find(|a| matches(a, &probe, ctx)) else {
                 return Err((
                     format!(
                         "{what} `{}/{}` may reach outside the allowed paths",
@@ -384,7 +386,7 @@ pub(super) fn check<'p>(
                     ),
                     None,
                 ));
-            }
+            };
             let first_glob = component_glob(first);
             let written = super::glob_meet::bash_glob(base, components);
             if write {
@@ -442,7 +444,7 @@ pub(super) fn check<'p>(
                     ));
                 }
             }
-            Ok(())
+            Ok(Some(allowing))
         }
     }
 }
@@ -548,17 +550,17 @@ fn file_access(policy: &Policy, ctx: &Context, path: &str, access: FileAccess) -
                 Some(text) => {
                     ev.path(&word(text), write);
                 }
-                None => ev.reasons.push(Reason {
-                    code: ReasonCode::PathUnresolved.as_str(),
-                    verdict: Verdict::Deny,
-                    rule: None,
-                    message: format!(
+                None => ev.reason(
+                    ReasonCode::PathUnresolved,
+                    Verdict::Deny,
+                    None,
+                    format!(
                         "the path cannot be resolved: `{}` leads through a symlink to a name \
                          that is not UTF-8",
                         lexical.display()
                     ),
-                    span: Span::new(0, path.len()),
-                }),
+                    Span::new(0, path.len()),
+                ),
             }
         }
     }
@@ -571,7 +573,7 @@ pub fn unresolved_access(message: String, span: Span) -> Reason {
     Reason {
         code: ReasonCode::PathUnresolved.as_str(),
         verdict: Verdict::Deny,
-        rule: None,
+        rule: Some(super::trace::builtin_rule(ReasonCode::PathUnresolved)),
         message,
         span,
     }

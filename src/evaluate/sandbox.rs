@@ -92,6 +92,7 @@ impl<'a> Eval<'a> {
                 .collect();
             self.reasons.extend(rest);
             self.reasons.extend(sandboxed.kept);
+            self.trace.extend(sandboxed.kept_steps);
             return true;
         }
         let (code, why) = match self.ctx.sandbox {
@@ -180,6 +181,8 @@ impl<'a> Eval<'a> {
             cd_targets: self.cd_targets.clone(),
             commands: self.commands,
             kept: Vec::new(),
+            steps: self.trace.mark(),
+            kept_steps: Vec::new(),
         }
     }
 
@@ -199,8 +202,11 @@ impl<'a> Eval<'a> {
             cd_targets: std::mem::replace(&mut self.cd_targets, s.cd_targets),
             commands: std::mem::replace(&mut self.commands, s.commands),
             kept: self.reasons.split_off(start),
+            steps: s.steps.min(self.trace.mark()),
+            kept_steps: self.trace.split_off(s.steps),
         };
         self.reasons.extend(s.kept);
+        self.trace.extend(s.kept_steps);
         undone
     }
 }
@@ -213,6 +219,9 @@ struct Snapshot {
     cd_targets: Option<Vec<std::path::PathBuf>>,
     commands: usize,
     kept: Vec<super::Reason>,
+    /// The same for the trace: how many steps there were, and the steps to put back.
+    steps: usize,
+    kept_steps: Vec<super::trace::Step>,
 }
 
 /// The end of a script runner's own words: just past its first operand (skipping option

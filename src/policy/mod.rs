@@ -167,6 +167,10 @@ pub struct RuleRef {
     pub name: String,
     /// Where the rule is written.
     pub location: Location,
+    /// Where policies that include it extend it (a `[programs.X]` table written again, more
+    /// entries in a `[paths]` list), in include order; empty when no policy does.
+    #[serde(default)]
+    pub extended_by: Vec<Location>,
 }
 
 impl RuleRef {
@@ -175,13 +179,42 @@ impl RuleRef {
         RuleRef {
             name: name.to_string(),
             location: Location::builtin(),
+            extended_by: Vec::new(),
         }
+    }
+
+    /// Where the rule is written and, if it was extended, where: `file:line:col`, or
+    /// `file:line:col, extended by file:line:col` (the text inside a rule's parentheses).
+    pub fn location_text(&self) -> String {
+        let mut out = self.location.to_string();
+        for (i, l) in self.extended_by.iter().enumerate() {
+            out.push_str(if i == 0 { ", extended by " } else { ", " });
+            out.push_str(&l.to_string());
+        }
+        out
+    }
+
+    /// The rule of a finding that no rule of the policy decided: the built-in check that did,
+    /// named `builtin:<code>` after the reason code it reports (`builtin:wrapper-denied`,
+    /// `builtin:code-from-data`), at `<built-in>`. Every reason names a rule; this is the one
+    /// when the policy has none to name.
+    pub fn builtin_check(code: &str) -> RuleRef {
+        RuleRef {
+            name: format!("builtin:{code}"),
+            location: Location::builtin(),
+            extended_by: Vec::new(),
+        }
+    }
+
+    /// Whether this is a [`RuleRef::builtin_check`] rule.
+    pub fn is_builtin_check(&self) -> bool {
+        self.name.starts_with("builtin:")
     }
 }
 
 impl fmt::Display for RuleRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} ({})", self.name, self.location)
+        write!(f, "{} ({})", self.name, self.location_text())
     }
 }
 

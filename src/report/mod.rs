@@ -6,12 +6,13 @@ pub mod sarif;
 use annotate_snippets::{Level, Renderer, Snippet};
 use serde::Serialize;
 
-use crate::evaluate::{Decision, Reason};
+use crate::evaluate::{Decision, Reason, Trace};
 use crate::policy::{RuleRef, Verdict};
 
 /// One command's decision as a JSON object:
-/// `{"command", "decision", "reasons": [{"code", "verdict", "rule", "message", "span"}]}`
-/// (each reason in [`Reason`]'s JSON form).
+/// `{"command", "decision", "reasons": [{"code", "verdict", "rule", "message", "span"}],
+/// "trace": [{"part", "span", "rule", "key", "entry", "verdict"}]}` (each reason in
+/// [`Reason`]'s JSON form, the trace in [`Trace`]'s).
 #[derive(Debug, Serialize)]
 pub struct JsonDecision<'a> {
     /// The command text.
@@ -20,6 +21,8 @@ pub struct JsonDecision<'a> {
     pub decision: Verdict,
     /// Every reason.
     pub reasons: &'a [Reason],
+    /// Which rule decided each part.
+    pub trace: &'a Trace,
 }
 
 /// The JSON form of a decision, as one line.
@@ -28,6 +31,7 @@ pub fn json_line(command: &str, decision: &Decision) -> String {
         command,
         decision: decision.verdict,
         reasons: &decision.reasons,
+        trace: &decision.trace,
     };
     serde_json::to_string(&obj).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
 }
@@ -66,6 +70,51 @@ pub fn human(command: &str, decision: &Decision, color: bool) -> String {
     out
 }
 
+/// `policy-check explain`: [`human`], then one line per part of the command with the rule
+/// that decided it (allowed parts too), in source order:
+///
+/// ```text
+/// decided by:
+///   `ls`   program: allow by programs.ls (shipped:read-only:120:1)
+///   `-la`  option -l: allow by programs.ls allow_options (shipped:read-only:120:1)
+/// ```
+pub fn explain(command: &str, decision: &Decision, color: bool) -> String {
+    let mut out = human(command, decision, color);
+    out.push_str(&trace_lines(command, &decision.trace));
+    out
+}
+
+/// The trace as text, one line per step (nothing when the trace is empty).
+pub fn trace_lines(command: &str, trace: &Trace) -> String {
+    if trace.is_empty() {
+        return String::new();
+    }
+    let texts: Vec<String> = trace
+        .steps()
+        .map(|s| {
+            let r = caret_range(command, s.span.start, s.span.end);
+            let t: String = command[r].chars().take(40).collect();
+            format!("`{}`", t.replace('\n', "\\n"))
+        })
+        .collect();
+    let width = texts.iter().map(|t| t.chars().count()).max().unwrap_or(0);
+    let mut out = String::from("decided by:\n");
+    for (s, text) in trace.steps().zip(&texts) {
+        let pad = width - text.chars().count();
+        let entry = s.entry.map(|e| format!(" {e}")).unwrap_or_default();
+        let key = s.key.map(|k| format!(" {k}")).unwrap_or_default();
+        out.push_str(&format!(
+            "  {text}{:pad$}  {}{entry}: {} by {}{key} ({})\n",
+            "",
+            s.part.as_str(),
+            s.verdict,
+            s.rule.name,
+            s.rule.location_text(),
+        ));
+    }
+    out
+}
+
 /// A short, actionable text for the model: what was refused, which rule, what to do.
 /// Rules are named (`paths.read`) but their file locations are left out.
 pub fn for_model(command: &str, decision: &Decision) -> String {
@@ -100,7 +149,12 @@ fn reason_list(mut out: String, command: &str, decision: &Decision) -> String {
         out.push_str(&format!("\n- [{}] {}", r.code, r.message));
         // The rule's name, not its file location: the model needs to know which rule, not
         // where the host keeps its policy.
-        let rule = r.rule.as_ref().map(|rule| format!("rule `{}`", rule.name));
+        // A built-in check's rule is its code, already shown: only a policy rule is named.
+        let rule = r
+            .rule
+            .as_ref()
+            .filter(|rule| !rule.is_builtin_check())
+            .map(|rule| format!("rule `{}`", rule.name));
         match (text.is_empty(), rule) {
             (false, Some(rule)) => out.push_str(&format!(" (at `{text}`; {rule})")),
             (false, None) => out.push_str(&format!(" (at `{text}`)")),

@@ -12,7 +12,7 @@
 
 use serde_json::{Map, Value};
 use shellgate::evaluate::{check_file_access, unresolved_access, FileAccess};
-use shellgate::{Context, Decision, Policy, Reason, Verdict};
+use shellgate::{Context, Decision, Policy, Reason};
 
 use crate::hooks::Agent;
 
@@ -244,12 +244,7 @@ pub fn decide_files(policy: &Policy, ctx: &Context, accesses: &[Access]) -> Deci
             reasons.push(r);
         }
     }
-    let verdict = reasons
-        .iter()
-        .map(|r| r.verdict)
-        .max()
-        .unwrap_or(Verdict::Allow);
-    Decision { verdict, reasons }
+    Decision::from_reasons(reasons)
 }
 
 #[cfg(test)]

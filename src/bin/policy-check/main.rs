@@ -63,6 +63,15 @@ enum Format {
     Sarif,
 }
 
+/// `explain --format`.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ExplainFormat {
+    /// For people: the reasons with carets, then one line per part and its rule.
+    Text,
+    /// One JSON object: the command, the decision, its reasons and its `trace`.
+    Json,
+}
+
 impl Format {
     fn out(self) -> scripts::Out {
         match self {
@@ -179,13 +188,17 @@ enum Cmd {
         #[arg(value_name = "FILE")]
         files: Vec<String>,
     },
-    /// Explain the decision for one command, with carets under each reason.
+    /// Explain the decision for one command: carets under each reason, then the rule that
+    /// decided each part (allowed parts too).
     Explain {
         #[command(flatten)]
         policy: PolicyArgs,
         /// Workspace root and working directory for path rules (default: current directory).
         #[arg(long)]
         cwd: Option<PathBuf>,
+        /// Text for people, or one JSON object with the reasons and the `trace`.
+        #[arg(long, value_enum, default_value_t = ExplainFormat::Text)]
+        format: ExplainFormat,
         /// The command.
         command: String,
     },
@@ -570,12 +583,16 @@ fn run(cli: Cli) -> Result<u8, CliError> {
         Cmd::Explain {
             policy,
             cwd,
+            format,
             command,
         } => {
             let policy = load(&policy)?;
             let ctx = context(cwd)?;
             let d = policy.evaluate(&ctx, &command);
-            print!("{}", report::human(&command, &d, false));
+            match format {
+                ExplainFormat::Text => print!("{}", report::explain(&command, &d, false)),
+                ExplainFormat::Json => println!("{}", report::json_line(&command, &d)),
+            }
             Ok(exit_for(d.verdict))
         }
     }

@@ -9,7 +9,7 @@ use annotate_snippets::{Level, Renderer, Snippet};
 use shellgate::policy::Location;
 use shellgate::report::sarif::{self, SarifLevel, SarifLocation, SarifResult};
 use shellgate::shell::{self, Span};
-use shellgate::{report, Context, Decision, Policy, Reason, Verdict};
+use shellgate::{report, Context, Decision, Policy, Reason, RuleRef, Verdict};
 
 /// Output formats of `check` handled here.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -238,16 +238,13 @@ fn check_script(policy: &Policy, ctx: &Context, path: &str, text: &str, items: &
         Err(e) => {
             items.push(Item {
                 command: text.to_string(),
-                decision: Decision {
+                decision: Decision::from_reasons(vec![Reason {
+                    code: e.kind.code(),
                     verdict: Verdict::Deny,
-                    reasons: vec![Reason {
-                        code: e.kind.code(),
-                        verdict: Verdict::Deny,
-                        rule: None,
-                        message: format!("the script cannot be checked: {}", e.message),
-                        span: e.span,
-                    }],
-                },
+                    rule: Some(RuleRef::builtin_check(e.kind.code())),
+                    message: format!("the script cannot be checked: {}", e.message),
+                    span: e.span,
+                }]),
                 origin: Origin::Script {
                     path: path.to_string(),
                     offset: 0,
@@ -261,9 +258,9 @@ fn check_script(policy: &Policy, ctx: &Context, path: &str, text: &str, items: &
     let units = statements(text, &script.commands);
     let mut decisions: Vec<Decision> = units
         .iter()
-        .map(|_| Decision {
-            verdict: Verdict::Allow,
-            reasons: Vec::new(),
+        .map(|u| Decision {
+            trace: whole.trace.slice(u.start, u.end),
+            ..Decision::from_reasons(Vec::new())
         })
         .collect();
     for r in whole.reasons {

@@ -19,7 +19,10 @@ pub(super) fn extend(old: ProgramRule, new: ProgramRule, raw: &RawProgram) -> Pr
     if new.options_message.is_some() {
         old.options_message = new.options_message;
     }
-    old.rule = new.rule;
+    // Where it was first written stays its location; this policy's table extends it.
+    old.rule.name = new.rule.name;
+    old.rule.extended_by.extend(new.rule.extended_by);
+    old.rule.extended_by.push(new.rule.location);
     old.single_dash_long |= new.single_dash_long;
     old.options_before_operands |= new.options_before_operands;
     // Looser switches hold only when both rules say so.

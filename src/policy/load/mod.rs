@@ -176,6 +176,7 @@ impl File<'_> {
         RuleRef {
             name: name.into(),
             location: self.loc(span),
+            extended_by: Vec::new(),
         }
     }
 }
