@@ -360,6 +360,7 @@ mod tests {
         ("policy/compiled.rs", "module-path", "an operand kind"),
         ("policy/compiled.rs", "backup-suffix", "an operand kind"),
         ("policy/compiled.rs", "jq-program", "an operand kind"),
+        ("policy/compiled.rs", "dd-operand", "an operand kind"),
         ("policy/lint.rs", "sed-script", "an operand kind"),
         ("policy/lint.rs", "awk-program", "an operand kind"),
         (

@@ -341,24 +341,7 @@ pub(crate) fn builtin_rule(code: ReasonCode) -> RuleRef {
 
 /// The kebab-case name of an operand kind, as the policy spells it.
 fn kind_name(kind: crate::policy::ArgKind) -> &'static str {
-    use crate::policy::ArgKind as K;
-    match kind {
-        K::PathRead => "path-read",
-        K::PathWrite => "path-write",
-        K::Text => "text",
-        K::Pattern => "pattern",
-        K::Variable => "variable",
-        K::Assignment => "assignment",
-        K::SedScript => "sed-script",
-        K::AwkProgram => "awk-program",
-        K::PathList => "path-list",
-        K::ModulePath => "module-path",
-        K::Program => "program",
-        K::BackupSuffix => "backup-suffix",
-        K::Pathspec => "pathspec",
-        K::JqProgram => "jq-program",
-        K::DdOperand => "dd-operand",
-    }
+    kind.name()
 }
 
 impl super::Eval<'_> {

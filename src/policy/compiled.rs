@@ -291,26 +291,53 @@ pub enum ArgKind {
 }
 
 impl ArgKind {
-    /// Parse the policy spelling.
+    /// Every kind, for [`ArgKind::parse`] (a kind missing here cannot be written in a policy,
+    /// which its first use shows).
+    const ALL: [ArgKind; 15] = [
+        ArgKind::PathRead,
+        ArgKind::PathWrite,
+        ArgKind::Text,
+        ArgKind::Pattern,
+        ArgKind::Variable,
+        ArgKind::Assignment,
+        ArgKind::SedScript,
+        ArgKind::AwkProgram,
+        ArgKind::PathList,
+        ArgKind::ModulePath,
+        ArgKind::Program,
+        ArgKind::BackupSuffix,
+        ArgKind::Pathspec,
+        ArgKind::JqProgram,
+        ArgKind::DdOperand,
+    ];
+
+    /// Parse the policy spelling (`path` is an old name of `path-read`).
     pub fn parse(s: &str) -> Option<ArgKind> {
-        Some(match s {
-            "path-read" | "path" => ArgKind::PathRead,
-            "path-write" => ArgKind::PathWrite,
-            "text" => ArgKind::Text,
-            "pattern" => ArgKind::Pattern,
-            "variable" => ArgKind::Variable,
-            "assignment" => ArgKind::Assignment,
-            "sed-script" => ArgKind::SedScript,
-            "awk-program" => ArgKind::AwkProgram,
-            "path-list" => ArgKind::PathList,
-            "module-path" => ArgKind::ModulePath,
-            "program" => ArgKind::Program,
-            "backup-suffix" => ArgKind::BackupSuffix,
-            "pathspec" => ArgKind::Pathspec,
-            "jq-program" => ArgKind::JqProgram,
-            "dd-operand" => ArgKind::DdOperand,
-            _ => return None,
-        })
+        if s == "path" {
+            return Some(ArgKind::PathRead);
+        }
+        Self::ALL.into_iter().find(|k| k.name() == s)
+    }
+
+    /// The policy spelling of the kind (`path-read`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ArgKind::PathRead => "path-read",
+            ArgKind::PathWrite => "path-write",
+            ArgKind::Text => "text",
+            ArgKind::Pattern => "pattern",
+            ArgKind::Variable => "variable",
+            ArgKind::Assignment => "assignment",
+            ArgKind::SedScript => "sed-script",
+            ArgKind::AwkProgram => "awk-program",
+            ArgKind::PathList => "path-list",
+            ArgKind::ModulePath => "module-path",
+            ArgKind::Program => "program",
+            ArgKind::BackupSuffix => "backup-suffix",
+            ArgKind::Pathspec => "pathspec",
+            ArgKind::JqProgram => "jq-program",
+            ArgKind::DdOperand => "dd-operand",
+        }
     }
 
     /// Whether a dynamic value of this kind is harmless (it is never interpreted).
