@@ -150,7 +150,11 @@ impl Gate {
             if candidates > MAX_CANDIDATES {
                 return true;
             }
-            let before = Input::new(line).range(..s).anchored(Anchored::Yes);
+            // Whether it matches at all: the first match state read back ends the search.
+            let before = Input::new(line)
+                .range(..s)
+                .anchored(Anchored::Yes)
+                .earliest(true);
             match self.prefix.try_search_rev(cache, &before) {
                 Ok(None) => continue,
                 Ok(Some(_)) => {}
