@@ -584,6 +584,28 @@ fn a_marker_line_is_the_key_line_it_was() {
     );
 }
 
+/// Found with `PROPTEST_CASES=20000` (issue 26): lines held as a possible private-key body
+/// (`Name: value` reads as an armor header) and then let go were read without the state they
+/// change, so the `kind: ConfigMap` they held kept deciding a `data` section after the line
+/// that ended its mapping; once the token became a marker the lines were not held and the
+/// section was redacted on the second pass. Held lines are now read like any others.
+#[test]
+fn lines_held_as_a_key_block_and_let_go_are_read_like_any_lines() {
+    let held = "-----BEGIN PRIVATE KEY-----\nxoxb-580239624394-0846479657378-20K98cHZ3hvlzZj5YK7QUOsicredentialsId: 'ff083f76-7804-4ef1-80e4-fe975bb9141b'\n  kind: ConfigMap\nexport X=1\n  \"data\": {\n    \"k\": \"dmFsdWUxMjM0\"\n  },\n";
+    let once = chunked_at_every_size(held);
+    assert!(!once.contains("20K98cHZ"), "{once}");
+    // `export X=1` ends the ConfigMap's mapping: the next `data` is undecided, by shape.
+    assert!(
+        once.contains("\"k\": \"[REDACTED:kubernetes-secret-data]\""),
+        "{once}"
+    );
+    assert_eq!(redact(once.as_bytes()), once.as_bytes());
+    // The same lines with no opening line before them read the same way.
+    let plain = held.replace("-----BEGIN PRIVATE KEY-----\n", "");
+    let plain_out = chunked_at_every_size(&plain);
+    assert_eq!(format!("-----BEGIN PRIVATE KEY-----\n{plain_out}"), once);
+}
+
 /// Issue 26: a `data:` section whose mapping never names its kind is redacted by value shape:
 /// base64 and token-like values go, plain settings stay.
 #[test]

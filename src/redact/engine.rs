@@ -7,6 +7,7 @@ use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use regex::bytes::{Regex, RegexBuilder};
 
 use super::config::{RedactConfig, RedactError, RuleDef};
+use super::gate::Gate;
 use super::stream::Redactor;
 use super::Stats;
 
@@ -74,6 +75,9 @@ pub(crate) struct Compiled {
     key_allow: Option<(usize, Regex)>,
     /// Literals a line must contain for the regex to run (`requires`).
     requires: Vec<memchr::memmem::Finder<'static>>,
+    /// The values a line can give the rule, checked before the regex runs (line rules whose
+    /// secret is a greedy run of one class at the end of the pattern; see [`Gate`]).
+    gate: Option<Gate>,
     pub(crate) kind: Kind,
 }
 
@@ -243,8 +247,14 @@ impl Compiled {
             },
             (None, None) => Kind::Line,
         };
+        let whole = group == 1 && group_is_whole_match(&def.regex, regex.captures_len());
+        let gate = match kind {
+            Kind::Line if !whole => Gate::of(&def.regex, group),
+            _ => None,
+        };
         Ok(Compiled {
-            whole: group == 1 && group_is_whole_match(&def.regex, regex.captures_len()),
+            whole,
+            gate,
             regex,
             group,
             entropy: def.entropy,
@@ -367,17 +377,33 @@ pub fn shannon_entropy(data: &[u8]) -> f64 {
     if data.is_empty() {
         return 0.0;
     }
-    let mut counts = [0u32; 256];
-    for &b in data {
-        counts[b as usize] += 1;
-    }
-    // H = log2(n) - (1/n) * sum(c * log2(c)), with c * log2(c) from a table for small c.
+    // H = log2(n) - (1/n) * sum(c * log2(c)), with c * log2(c) from a table for small c. The
+    // sum visits the distinct bytes of `data` (reading each count once, then clearing it), not
+    // all 256 counters: candidate values are short and most are rejected here.
     let n = data.len() as f64;
-    let sum: f64 = counts
-        .iter()
-        .filter(|&&c| c > 1)
-        .map(|&c| c_log2_c(c))
-        .sum();
+    let mut sum = 0.0;
+    if data.len() <= usize::from(u16::MAX) {
+        let mut counts = [0u16; 256];
+        for &b in data {
+            counts[usize::from(b)] += 1;
+        }
+        for &b in data {
+            let c = std::mem::take(&mut counts[usize::from(b)]);
+            if c > 1 {
+                sum += c_log2_c(u32::from(c));
+            }
+        }
+    } else {
+        let mut counts = [0u32; 256];
+        for &b in data {
+            counts[usize::from(b)] += 1;
+        }
+        sum = counts
+            .iter()
+            .filter(|&&c| c > 1)
+            .map(|&c| c_log2_c(c))
+            .sum();
+    }
     (n.log2() - sum / n).max(0.0)
 }
 
@@ -788,12 +814,15 @@ impl RuleSet {
     ) -> bool {
         let Scratch {
             locs,
+            gates,
             found,
             markers,
         } = scratch;
         if locs.len() != self.rules.len() {
             locs.clear();
             locs.resize_with(self.rules.len(), || None);
+            gates.clear();
+            gates.resize_with(self.rules.len(), || None);
         }
         found.clear();
         markers.clear();
@@ -816,6 +845,16 @@ impl RuleSet {
             let rule = r.compiled();
             if !rule.requires.iter().all(|f| f.find(line).is_some()) {
                 continue;
+            }
+            if let Some(gate) = &rule.gate {
+                let cache = gates
+                    .get_mut(ri as usize)
+                    .map(|c| c.get_or_insert_with(|| gate.cache()));
+                if let Some(cache) = cache {
+                    if !gate.may_accept(line, cache, |v| rule.accepts(v, global)) {
+                        continue;
+                    }
+                }
             }
             let locs = slot.get_or_insert_with(|| rule.regex.capture_locations());
             // A rejected candidate is retried one byte further on (a bounded number of times),
@@ -907,6 +946,7 @@ const MAX_PASSES: usize = 4;
 #[derive(Debug, Default)]
 pub(crate) struct Scratch {
     locs: Vec<Option<regex::bytes::CaptureLocations>>,
+    gates: Vec<Option<super::gate::GateCache>>,
     found: Vec<(usize, usize, u32)>,
     markers: Vec<(usize, usize)>,
 }

@@ -50,6 +50,7 @@
 
 mod config;
 mod engine;
+mod gate;
 mod stream;
 
 pub use config::{BlockDef, RedactConfig, RedactError, RuleDef, SectionIf};

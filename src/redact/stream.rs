@@ -302,12 +302,17 @@ impl<'r> Redactor<'r> {
             self.set.candidates(&pending, &mut cands);
             self.step(&pending, &cands, out);
         }
-        if let Some(h) = self.section_hold.take() {
-            // Never decided: redacted (see `SectionIf`).
-            self.replay(h, Decision::ByShape, out);
-        }
-        if let Some(h) = self.hold.take() {
-            self.flush_hold(h, out);
+        // Replaying held lines can hold again (a block's body holding a section header or
+        // another block's opening line); each round holds fewer lines.
+        loop {
+            if let Some(h) = self.section_hold.take() {
+                // Never decided: redacted (see `SectionIf`).
+                self.replay(h, Decision::ByShape, out);
+            } else if let Some(h) = self.hold.take() {
+                self.flush_hold(h, out);
+            } else {
+                break;
+            }
         }
         self.drain = None;
         self.section = None;
@@ -408,6 +413,10 @@ impl<'r> Redactor<'r> {
                 return;
             }
             self.flush_hold(h, out);
+            // The held lines may have changed the state this line is read in (a `kind:`
+            // line, a section header, a block opening): read it again from the top, as it
+            // would have been read had no block been held.
+            return self.step(seg, cands, out);
         }
         if let Some(rule) = self.drain {
             let end = match self
@@ -595,10 +604,13 @@ impl<'r> Redactor<'r> {
                 out.push(b'\n');
             }
         } else {
+            // Not a block after all: its lines are read as any lines are, with the state they
+            // change (a `kind:` line and the lines that end its mapping, section headers), so
+            // that output is read the same way when it comes back redacted (idempotence).
             for line in h.body.split_inclusive(|&b| b == b'\n') {
                 let mut c = Vec::new();
                 self.set.candidates(line, &mut c);
-                self.plain(line, &c, out);
+                self.step(line, &c, out);
             }
         }
     }
