@@ -124,6 +124,7 @@ fn every_reason_code_is_produced_with_a_rule() {
         ("argument-ask", "custom", "tool -q maybe"),
         ("too-many-operands", "custom", "tool -q a b"),
         ("missing-operand", "read-only", "head -n"),
+        ("dd-operand", "read-only", "dd if=a foo=1"),
         ("dynamic-argument", "read-only", "ls \"$(echo x)\""),
         ("word-split", "developer", "cd s*; ls"),
         ("empty-command", "read-only", ""),

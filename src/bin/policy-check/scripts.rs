@@ -112,6 +112,7 @@ pub fn check_cmd(
                     command: &item.command,
                     decision: item.decision.verdict,
                     reasons: &item.decision.reasons,
+                    trace: &item.decision.trace,
                     file,
                     line,
                     column,
@@ -170,6 +171,7 @@ struct JsonItem<'a> {
     command: &'a str,
     decision: Verdict,
     reasons: &'a [Reason],
+    trace: &'a shellgate::evaluate::Trace,
     #[serde(skip_serializing_if = "Option::is_none")]
     file: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
