@@ -307,6 +307,7 @@ pub fn lint_name_or_file(spec: &str) -> Result<LintReport, PolicyError> {
         out.extend(failed_examples(&policy, Some((&origin, &source))));
     }
     out.extend(lint::lint_policy(&policy, &origin));
+    out.extend(policy::lint_option_tables(&source, &origin));
     // Stable order: this file first, then included ones, each by position; at one place,
     // errors before warnings.
     out.sort_by_key(|d| {

@@ -70,3 +70,5 @@ mod precommit;
 mod decision_snapshot;
 // Snapshots and undo: destructive calls through serve, undone exactly.
 mod undo;
+// Option tables: one entry per option, read as the old lists (issue 31).
+mod option_tables;

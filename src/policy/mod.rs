@@ -34,7 +34,7 @@ pub use compiled::{
 };
 pub(crate) use index::OptionFacts;
 pub use load::SHIPPED;
-pub(crate) use load::{load_str, load_str_lenient, shipped_source};
+pub(crate) use load::{lint_option_tables, load_str, load_str_lenient, shipped_source};
 
 /// What a policy says about (part of) a command. Ordered so that the strictest wins with
 /// `max()`: `Allow < Ask < Deny`.
