@@ -72,3 +72,5 @@ mod decision_snapshot;
 mod undo;
 // Option tables: one entry per option, read as the old lists (issue 31).
 mod option_tables;
+// `policy-check migrate`: the shipped policies compile the same after it (issue 31).
+mod migrate;

@@ -14,6 +14,7 @@ mod compiled;
 mod index;
 pub mod lint;
 mod load;
+pub mod migrate;
 pub mod program_map;
 pub(crate) mod raw;
 pub mod sandbox;

@@ -37,7 +37,7 @@ mod wrappers;
 
 pub(crate) use env::RawEnv;
 pub(crate) use examples::RawExamples;
-pub(crate) use options::lint_option_tables;
+pub(crate) use options::{lint_option_tables, OLD_OPTION_KEYS};
 pub(crate) use paths::RawPaths;
 pub(crate) use programs::RawProgram;
 pub(crate) use settings::{RawLimits, RawMeta, RawRedirects, RawShell};
