@@ -41,7 +41,7 @@ pub(crate) use options::{lint_option_tables, OLD_OPTION_KEYS};
 pub(crate) use paths::RawPaths;
 pub(crate) use programs::RawProgram;
 pub(crate) use settings::{RawLimits, RawMeta, RawRedirects, RawShell};
-pub(crate) use shipped::shipped_source;
+pub(crate) use shipped::{library_source, shipped_source};
 pub use shipped::{LIBRARY, SHIPPED};
 pub(crate) use wrappers::RawWrappers;
 
