@@ -290,9 +290,14 @@ pub struct LintReport {
 /// load, the rest is still linted, so fixing one error never uncovers warnings that were
 /// there all along. A file that cannot be read is an `Err` (exit 2 in `policy-check lint`).
 pub fn lint_name_or_file(spec: &str) -> Result<LintReport, PolicyError> {
-    let (source, origin) = match policy::shipped_source(spec) {
-        Some(src) => (src.to_string(), format!("shipped:{spec}")),
-        None => {
+    let library = spec
+        .strip_prefix("programs:")
+        .and_then(policy::library_source);
+    let (source, origin) = match (policy::shipped_source(spec), library) {
+        (Some(src), _) => (src.to_string(), format!("shipped:{spec}")),
+        // A module of the program library, linted as it is included (program rules only).
+        (None, Some(src)) => (src.to_string(), spec.to_string()),
+        (None, None) => {
             let path = Path::new(spec);
             let source = std::fs::read_to_string(path).map_err(|source| PolicyError::Io {
                 path: path.to_path_buf(),
@@ -307,6 +312,7 @@ pub fn lint_name_or_file(spec: &str) -> Result<LintReport, PolicyError> {
         out.extend(failed_examples(&policy, Some((&origin, &source))));
     }
     out.extend(lint::lint_policy(&policy, &origin));
+    out.extend(policy::lint_option_tables(&source, &origin));
     // Stable order: this file first, then included ones, each by position; at one place,
     // errors before warnings.
     out.sort_by_key(|d| {

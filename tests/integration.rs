@@ -72,3 +72,9 @@ mod decision_snapshot;
 mod undo;
 // Every decision is a trace: each part names its rule; every reason code carries a rule.
 mod trace;
+// Option tables: one entry per option, read as the old lists (issue 31).
+mod option_tables;
+// `policy-check migrate`: the shipped policies compile the same after it (issue 31).
+mod migrate;
+// The program library: `include = ["programs:NAME"]` (issue 31).
+mod library;

@@ -1134,13 +1134,17 @@ fn check_rule(
 }
 
 fn oracle(policy_name: &str, programs: &[&str]) -> Tally {
+    oracle_with(shipped(policy_name), policy_name, programs)
+}
+
+/// [`oracle`] over any policy (`policy_name` names it in the report).
+fn oracle_with(policy: &Policy, policy_name: &str, programs: &[&str]) -> Tally {
     let mut t = Tally::default();
     if !installed("strace") {
         t.skipped.push("strace is not installed".into());
         return t;
     }
     let s = Scratch::new();
-    let policy = shipped(policy_name);
     for program in programs {
         let Some(rule) = policy.programs.get(program) else {
             t.skipped.push(format!("{program}: not in {policy_name}"));
@@ -1342,4 +1346,31 @@ fn new_policy_keys_are_validated_and_mean_what_they_say() {
     };
     assert_eq!(glob(true), Verdict::Allow);
     assert_eq!(glob(false), Verdict::Deny);
+}
+
+/// The program library's modules (issue 31), composed as a user would: read-only's settings,
+/// every extracted module, and write roots of its own. With `SHELLGATE_ORACLE_FULL=1` (every
+/// program), or `SHELLGATE_ORACLE_LIBRARY=1` (read-only's programs, or those
+/// `SHELLGATE_ORACLE_PROGRAMS` names).
+#[test]
+fn oracle_library_modules_have_no_hidden_effects() {
+    if !full() && std::env::var_os("SHELLGATE_ORACLE_LIBRARY").is_none() {
+        println!("set SHELLGATE_ORACLE_LIBRARY=1 (or SHELLGATE_ORACLE_FULL=1) to run the oracle on the program library");
+        return;
+    }
+    let modules: Vec<String> = shellgate::policy::LIBRARY
+        .iter()
+        .map(|(n, _)| format!("\"programs:{n}\""))
+        .collect();
+    let text = format!(
+        "[policy]\ninclude = [\"read-only\", {}]\n\n[paths]\nwrite = [\"{{workspace}}/**\", \"/dev/tty\"]\ndeny_write = [\"{{workspace}}/.git\", \"{{workspace}}/.git/**\"]\n",
+        modules.join(", ")
+    );
+    let policy = Policy::from_toml(&text, "library.toml").expect("the library composes");
+    let mut list = chosen(FAST);
+    if full() || std::env::var_os("SHELLGATE_ORACLE_PROGRAMS").is_some() {
+        list.extend(chosen(FULL));
+    }
+    let t = oracle_with(&policy, "library", &list);
+    assert_clean(&t);
 }

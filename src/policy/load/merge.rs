@@ -19,6 +19,9 @@ pub(super) fn extend(old: ProgramRule, new: ProgramRule, raw: &RawProgram) -> Pr
     if new.options_message.is_some() {
         old.options_message = new.options_message;
     }
+    for (k, v) in new.option_messages {
+        old.option_messages.insert(k, v);
+    }
     // Where it was first written stays its location; this policy's table extends it.
     old.rule.name = new.rule.name;
     old.rule.extended_by.extend(new.rule.extended_by);
@@ -37,6 +40,7 @@ pub(super) fn extend(old: ProgramRule, new: ProgramRule, raw: &RawProgram) -> Pr
         .extend(new.options_with_two_values);
     old.write_options.extend(new.write_options);
     old.old_style_options |= new.old_style_options;
+    old.glued_options.extend(new.glued_options);
     old.target_directory |= new.target_directory;
     old.value_write_options.extend(new.value_write_options);
     old.terminal_options.extend(new.terminal_options);
