@@ -11,6 +11,7 @@ fn rule_json(r: &shellgate::policy::ProgramRule) -> serde_json::Value {
         match v {
             serde_json::Value::Object(m) => {
                 m.remove("location");
+                m.remove("extended_by");
                 m.values_mut().for_each(strip);
             }
             serde_json::Value::Array(a) => a.iter_mut().for_each(strip),

@@ -11,6 +11,7 @@ pub(crate) fn compiled(policy: &Policy) -> serde_json::Value {
         match v {
             serde_json::Value::Object(m) => {
                 m.remove("location");
+                m.remove("extended_by");
                 m.remove("sources");
                 m.values_mut().for_each(strip);
             }
@@ -192,6 +193,7 @@ options = [
   { names = ["-I"], value = "path-read", glued = true },
   { names = ["--arg"], value = "text", two_values = true },
   { names = ["--bad"], verdict = "deny" },
+  { names = ["-c"], writes_values = true },
 ]
 "#;
     let lists = r#"
@@ -199,7 +201,7 @@ options = [
 single_dash_long = true
 operands = ["pattern", "path-read..."]
 implicit_operand = "."
-allow_options = ["-e", "-i", "-m", "-r", "-I", "--arg"]
+allow_options = ["-e", "-i", "-m", "-r", "-I", "--arg", "-c"]
 options_with_value = ["-e", "-m", "-I", "--arg"]
 options_with_optional_value = ["-i"]
 options_with_two_values = ["--arg"]
@@ -214,6 +216,7 @@ implicit_operand_options = ["-r"]
 flags = ["-q"]
 glued_options = ["-I"]
 deny_options = ["--bad"]
+value_write_options = ["-c"]
 "#;
     assert_eq!(compiled(&load(table)), compiled(&load(lists)));
     // The comparison sees one key less.
@@ -222,6 +225,7 @@ deny_options = ["--bad"]
         ", glued = true",
         ", delegate = true",
         ", flag = true",
+        ", writes_values = true",
     ] {
         let fewer = table.replace(key, "");
         assert_ne!(compiled(&load(&fewer)), compiled(&load(lists)), "{key}");

@@ -193,6 +193,7 @@ struct Opt {
     kind: Option<String>,
     values: Option<String>,
     write: bool,
+    write_values: bool,
     terminal: bool,
     delegate: bool,
     flag: bool,
@@ -285,6 +286,7 @@ fn plan(
                 "option_kinds" => o.kind = mapped,
                 "option_values" => o.values = mapped,
                 "write_options" => o.write = true,
+                "value_write_options" => o.write_values = true,
                 "terminal_options" => o.terminal = true,
                 "delegate_options" => o.delegate = true,
                 "flags" => o.flag = true,
@@ -380,6 +382,7 @@ fn plan(
         }
         for (on, key) in [
             (o.write, "writes_operands"),
+            (o.write_values, "writes_values"),
             (o.terminal, "terminal"),
             (o.delegate, "delegate"),
             (o.flag, "flag"),

@@ -55,6 +55,10 @@ pub struct RawOption {
     /// The option turns the path-read operands into path-write ones (`sed -i`).
     #[serde(default)]
     pub writes_operands: bool,
+    /// The option turns the values of `path-read` options into written paths too (`tar -c`
+    /// writes the archive `-f` names).
+    #[serde(default)]
+    pub writes_values: bool,
     /// After the option (and its value) every argument is an operand (`python3 -m`).
     #[serde(default)]
     pub terminal: bool,
@@ -101,6 +105,7 @@ pub(crate) const OLD_OPTION_KEYS: &[&str] = &[
     "pattern_options",
     "implicit_operand_options",
     "glued_options",
+    "value_write_options",
 ];
 
 /// An option table as the old lists, and the entries' own messages.
@@ -236,6 +241,9 @@ impl Loader {
                 }
                 if entry.writes_operands {
                     push(&mut out.write_options);
+                }
+                if entry.writes_values {
+                    push(&mut out.value_write_options);
                 }
                 if entry.terminal {
                     push(&mut out.terminal_options);

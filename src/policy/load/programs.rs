@@ -559,7 +559,7 @@ impl Loader {
             replaced: Vec::new(),
             glued_options,
             old_style_options: raw.old_style_options,
-            value_write_options: self.options(file, &raw.value_write_options),
+            value_write_options: self.options(file, &lists.value_write_options),
             target_directory: raw.target_directory,
         }))
     }
