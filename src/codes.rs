@@ -183,6 +183,9 @@ code_enum! {
         LintShadowedEnv = "lint-shadowed-env": "an `[env]` allow/ask name that a deny pattern always wins over",
         LintNoOptionAllowlist = "lint-no-option-allowlist": "an allowed program (or subcommand) has no `allow_options`, so every option it does not deny passes",
         LintReplacedRule = "lint-replaced-rule": "a program rule with `replace = true` drops the denials of the included policy's rule for that program",
+        PolicyMixedOptionKeys = "policy-mixed-option-keys": "a program rule with an `options` table also writes the old option lists (`allow_options`, `options_with_value`, ...): each option is written once, in `options`",
+        LintOldOptionKeys = "lint-old-option-keys": "a program rule written with the old option lists (`allow_options`, `options_with_value`, ...), read for one more release: `policy-check migrate` rewrites them as an `options` table",
+        LintNeedsReview = "lint-needs-review": "an `options` entry with a `review` note: a drafted entry nobody has settled yet",
     }
 }
 

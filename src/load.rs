@@ -53,7 +53,7 @@ pub enum Examples {
 /// policy's examples are run at load again.
 pub const PROVEN: &[(&str, u64)] = &[
     ("read-only", 0x6c88_c647_bb6d_8306),
-    ("developer", 0x85fc_5ee1_ecb0_7102),
+    ("developer", 0x4a14_36d4_400a_57bb),
 ];
 
 /// FNV-1a (64 bit) of `text`: a marker of which text was proven, not an identity (a load
@@ -307,6 +307,7 @@ pub fn lint_name_or_file(spec: &str) -> Result<LintReport, PolicyError> {
         out.extend(failed_examples(&policy, Some((&origin, &source))));
     }
     out.extend(lint::lint_policy(&policy, &origin));
+    out.extend(policy::lint_option_tables(&source, &origin));
     // Stable order: this file first, then included ones, each by position; at one place,
     // errors before warnings.
     out.sort_by_key(|d| {

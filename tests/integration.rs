@@ -70,3 +70,7 @@ mod precommit;
 mod decision_snapshot;
 // Snapshots and undo: destructive calls through serve, undone exactly.
 mod undo;
+// Option tables: one entry per option, read as the old lists (issue 31).
+mod option_tables;
+// `policy-check migrate`: the shipped policies compile the same after it (issue 31).
+mod migrate;

@@ -594,7 +594,12 @@ impl Eval<'_> {
             && ix.denied_with_prefix(written)
             && !ix.facts(written).any(OptionFacts::ALLOW);
         // The message's tail, only when there is a message.
-        let with_extra = |m: String| match rule.options_message.as_ref().or(rule.message.as_ref()) {
+        let extra = rule
+            .option_messages
+            .get(name)
+            .or(rule.options_message.as_ref())
+            .or(rule.message.as_ref());
+        let with_extra = |m: String| match extra {
             Some(e) => format!("{m}: {e}"),
             None => m,
         };

@@ -396,6 +396,9 @@ pub struct ProgramRule {
     pub ask_options: BTreeSet<String>,
     /// Message for option refusals.
     pub options_message: Option<String>,
+    /// Messages of single options (an `options` entry's `message`), by spelling: shown
+    /// instead of `options_message` when that option is refused or asked for.
+    pub option_messages: BTreeMap<String, String>,
     /// Options that turn path-read operands into path-write ones (`sed -i`).
     pub write_options: BTreeSet<String>,
     /// Options after which (and their value) every argument is an operand (`python3 -m mod ...`).

@@ -14,6 +14,7 @@ mod compiled;
 mod index;
 pub mod lint;
 mod load;
+pub mod migrate;
 pub mod program_map;
 pub(crate) mod raw;
 pub mod sandbox;
@@ -34,7 +35,7 @@ pub use compiled::{
 };
 pub(crate) use index::OptionFacts;
 pub use load::SHIPPED;
-pub(crate) use load::{load_str, load_str_lenient, shipped_source};
+pub(crate) use load::{lint_option_tables, load_str, load_str_lenient, shipped_source};
 
 /// What a policy says about (part of) a command. Ordered so that the strictest wins with
 /// `max()`: `Allow < Ask < Deny`.

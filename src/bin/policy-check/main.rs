@@ -23,6 +23,7 @@ mod hook_tools;
 mod hooks;
 mod init;
 mod lint;
+mod migrate;
 mod oracle;
 mod output;
 mod scripts;
@@ -165,6 +166,20 @@ enum Cmd {
         /// Replace an existing file.
         #[arg(long)]
         force: bool,
+    },
+    /// Rewrite policy files' old option lists (`allow_options`, `options_with_value`, ...) as
+    /// `options` tables, one entry per option, keeping comments and order: in place
+    /// (atomically), or to --output. Exit 0, or with --check 1 when a file would change.
+    Migrate {
+        /// Policy files to rewrite.
+        #[arg(value_name = "FILE", required = true)]
+        files: Vec<PathBuf>,
+        /// Write the result here instead of over the file (one input file only).
+        #[arg(long, short = 'o', value_name = "FILE")]
+        output: Option<PathBuf>,
+        /// Write nothing; exit 1 when a file would change.
+        #[arg(long)]
+        check: bool,
     },
     /// Print a shell completion script: `policy-check completions bash > /etc/bash_completion.d/policy-check`.
     Completions {
@@ -486,6 +501,11 @@ fn run(cli: Cli) -> Result<u8, CliError> {
             output,
             force,
         } => init::init(base, output.as_deref(), force),
+        Cmd::Migrate {
+            files,
+            output,
+            check,
+        } => migrate::migrate_cmd(&files, output.as_deref(), check),
         Cmd::Completions { shell } => {
             use clap::CommandFactory;
             clap_complete::generate(

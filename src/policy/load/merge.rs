@@ -18,6 +18,9 @@ pub(super) fn extend(mut old: ProgramRule, new: ProgramRule, raw: &RawProgram) -
     if new.options_message.is_some() {
         old.options_message = new.options_message;
     }
+    for (k, v) in new.option_messages {
+        old.option_messages.insert(k, v);
+    }
     old.rule = new.rule;
     old.single_dash_long |= new.single_dash_long;
     old.options_before_operands |= new.options_before_operands;

@@ -24,6 +24,7 @@ mod env;
 mod examples;
 mod include;
 mod merge;
+mod options;
 mod paths;
 mod programs;
 mod redact;
@@ -36,6 +37,7 @@ mod wrappers;
 
 pub(crate) use env::RawEnv;
 pub(crate) use examples::RawExamples;
+pub(crate) use options::{lint_option_tables, OLD_OPTION_KEYS};
 pub(crate) use paths::RawPaths;
 pub(crate) use programs::RawProgram;
 pub(crate) use settings::{RawLimits, RawMeta, RawRedirects, RawShell};

@@ -36,6 +36,11 @@ pub struct RawProgram {
     /// matches that look like options are then harmless. Program knowledge: say which version.
     #[serde(default)]
     pub harmless_options: bool,
+    /// The program's options, one entry per option with all its spellings:
+    /// `{ names = ["-o", "--output"], value = "path-write" }`. Its allow entries are the
+    /// option allowlist (as `allow_options`); a rule with it has none of the old lists below.
+    #[schemars(with = "Option<Vec<super::options::RawOption>>")]
+    pub options: Option<Vec<super::options::RawOption>>,
     /// Options that take a value (`-o FILE`, `-oFILE`, `--out=FILE`).
     #[serde(default)]
     #[schemars(with = "Vec<String>")]
@@ -332,11 +337,18 @@ impl Loader {
         if let Some(v) = &raw.verdict {
             verdict = self.verdict(file, v).unwrap_or(Verdict::Deny);
         }
-        let options_with_value = self.options(file, &raw.options_with_value);
-        let allow_options = raw.allow_options.as_ref().map(|l| self.options(file, l));
-        let deny_options = self.options(file, &raw.deny_options);
-        let ask_options = self.options(file, &raw.ask_options);
-        let pattern_options = self.options(file, &raw.pattern_options);
+        // An `options` table is read as the old lists it stands for (`o`); the rest of the
+        // rule is read from `raw`.
+        let table = self.option_table(file, segs, name, raw);
+        let (lists, option_messages) = match &table {
+            Some(t) => (&t.lists, t.messages.clone()),
+            None => (raw, BTreeMap::new()),
+        };
+        let options_with_value = self.options(file, &lists.options_with_value);
+        let allow_options = lists.allow_options.as_ref().map(|l| self.options(file, l));
+        let deny_options = self.options(file, &lists.deny_options);
+        let ask_options = self.options(file, &lists.ask_options);
+        let pattern_options = self.options(file, &lists.pattern_options);
         for o in &deny_options {
             if allow_options.as_ref().is_some_and(|a| a.contains(o)) || ask_options.contains(o) {
                 self.diag(
@@ -347,7 +359,7 @@ impl Loader {
             }
         }
         let mut option_kinds = BTreeMap::new();
-        for (opt, kind) in &raw.option_kinds {
+        for (opt, kind) in &lists.option_kinds {
             if !valid_option(opt) {
                 self.diag(
                     DiagnosticCode::PolicyInvalidOption,
@@ -361,7 +373,7 @@ impl Loader {
             }
         }
         let mut option_values = BTreeMap::new();
-        for (opt, pat) in &raw.option_values {
+        for (opt, pat) in &lists.option_values {
             match self.regex(pat.get_ref()) {
                 Ok(re) => {
                     option_values.insert(opt.clone(), re);
@@ -418,7 +430,8 @@ impl Loader {
                     &deny_options,
                     &ask_options,
                     &option_kinds,
-                    raw,
+                    &option_messages,
+                    lists,
                 );
                 // A subcommand with its own allowlist also allows the program's options,
                 // which it inherits: explicitly, by this switch.
@@ -433,7 +446,7 @@ impl Loader {
             self.program(file, &dd_segs, &format!("{name} --"), dd)
                 .map(Box::new)
         });
-        let options_with_two_values = self.options(file, &raw.options_with_two_values);
+        let options_with_two_values = self.options(file, &lists.options_with_two_values);
         for o in &options_with_two_values {
             if !options_with_value.contains(o) {
                 self.diag(
@@ -443,7 +456,7 @@ impl Loader {
                 );
             }
         }
-        let glued_options = self.options(file, &raw.glued_options);
+        let glued_options = self.options(file, &lists.glued_options);
         for o in &glued_options {
             if !raw.single_dash_long {
                 self.diag(
@@ -478,23 +491,24 @@ impl Loader {
             options_before_operands: raw.options_before_operands,
             harmless_options: raw.harmless_options,
             options_with_value,
-            options_with_optional_value: self.options(file, &raw.options_with_optional_value),
+            options_with_optional_value: self.options(file, &lists.options_with_optional_value),
             option_kinds,
             allow_options,
             deny_options,
             ask_options,
             options_message: raw.options_message.clone(),
-            write_options: self.options(file, &raw.write_options),
-            terminal_options: self.options(file, &raw.terminal_options),
-            delegate_options: self.options(file, &raw.delegate_options),
-            flags: self.options(file, &raw.flags),
-            required_options: self.options(file, &raw.required_options),
+            option_messages,
+            write_options: self.options(file, &lists.write_options),
+            terminal_options: self.options(file, &lists.terminal_options),
+            delegate_options: self.options(file, &lists.delegate_options),
+            flags: self.options(file, &lists.flags),
+            required_options: self.options(file, &lists.required_options),
             option_values,
             operands,
             pattern_options,
             min_operands,
             implicit_operand: raw.implicit_operand.clone(),
-            implicit_operand_options: self.options(file, &raw.implicit_operand_options),
+            implicit_operand_options: self.options(file, &lists.implicit_operand_options),
             extra_operands,
             args,
             subcommands,
@@ -520,8 +534,14 @@ fn inherit(
     deny: &BTreeSet<String>,
     ask: &BTreeSet<String>,
     kinds: &BTreeMap<String, ArgKind>,
+    messages: &BTreeMap<String, String>,
     raw: &RawProgram,
 ) {
+    for (k, v) in messages {
+        sub.option_messages
+            .entry(k.clone())
+            .or_insert_with(|| v.clone());
+    }
     sub.options_with_value.extend(with_value.iter().cloned());
     sub.deny_options.extend(deny.iter().cloned());
     sub.ask_options.extend(
