@@ -164,7 +164,8 @@ pub fn draft(oracle: &Oracle, program: &str) -> Result<Draft, DraftError> {
         .filter(|n| !matches!(n.as_str(), "--help" | "--version" | "-h" | "-V"))
         .collect();
     for e in &mut entries {
-        if matches!(&e.typed, Typed::Review { note } if note.contains(NO_SUCCESS)) {
+        if matches!(&e.typed, Typed::Review { note } if note.contains(NO_SUCCESS) || note.contains(NOT_SHOWN))
+        {
             e.typed = type_option(oracle, program, &e.option, &post, &companions);
         }
     }
@@ -180,14 +181,18 @@ pub fn draft(oracle: &Oracle, program: &str) -> Result<Draft, DraftError> {
 /// The review note of an option no run of which succeeded.
 const NO_SUCCESS: &str = "no run with it succeeded";
 
+/// The review note of an option whose value the help calls a file, untouched by every run.
+const NOT_SHOWN: &str = "but no run read or wrote it";
+
 /// The values a value-taking option is tried with.
 fn values(oracle: &Oracle) -> Vec<String> {
     let s = oracle.scratch();
     vec![
-        "1".into(),
+        "2".into(),
         "1-3".into(),
         ",".into(),
         "a.txt".into(),
+        "list.txt".into(),
         s.secret(),
         s.outside_new(),
         s.prog(),
@@ -204,6 +209,7 @@ struct Seen {
     value_runs: bool,
     value_writes: bool,
     value_reads: bool,
+    value_lists: bool,
     succeeded: bool,
     timed_out: bool,
     statuses: Vec<String>,
@@ -221,6 +227,7 @@ impl Seen {
         });
         let is_value = |p: &str| value_path.as_deref() == Some(p);
         let value_is_prog = value == Some(s.prog().as_str());
+        let value_is_list = value == Some("list.txt");
         for e in &run.effects {
             match e {
                 Effect::Runs(p) if value_is_prog => {
@@ -234,6 +241,7 @@ impl Seen {
                 Effect::Writes(_, p) if is_value(p) => self.value_writes = true,
                 Effect::Writes(_, p) => self.option_writes.push(p.clone()),
                 Effect::TouchesDecoy(_, p) if is_value(p) => self.value_reads = true,
+                Effect::TouchesDecoy(..) if value_is_list => self.value_lists = true,
                 Effect::TouchesDecoy(_, p) => self.option_reads.push(p.clone()),
             }
         }
@@ -316,7 +324,10 @@ fn type_option(
                     }
                 }
             }
-            if seen.succeeded || seen.timed_out {
+            // Settled: a run succeeded and, for a value the help calls a file, showed what
+            // is done with it (`sort --random-source` reads only beside `-R`).
+            let shown = seen.value_reads || seen.value_writes || seen.value_lists;
+            if seen.timed_out || (seen.succeeded && (shown || !names_a_file(option))) {
                 break 'settle;
             }
         }
@@ -329,6 +340,11 @@ fn type_option(
     if seen.value_runs {
         return Typed::Deny {
             message: "runs the program its value names".into(),
+        };
+    }
+    if seen.value_lists {
+        return Typed::Deny {
+            message: "reads the files its value lists (paths no check can see)".into(),
         };
     }
     if !seen.option_network.is_empty() {
@@ -375,7 +391,51 @@ fn type_option(
         _ if seen.value_reads => Some("path-read"),
         _ => Some("text"),
     };
+    // What the runs did not show but the help says: the small fixtures do not make every
+    // option act (`sort --compress-program` runs its program only on large inputs).
+    if let Some(word) = runs_word(option) {
+        return Typed::Review {
+            note: format!(
+                "effect not settled by the oracle: the help says `{word}`, so it may run a \
+                 program, which no run showed"
+            ),
+        };
+    }
+    if value == Some("text") && names_a_file(option) {
+        return Typed::Review {
+            note: format!(
+                "effect not settled by the oracle: the help calls its value {}, {NOT_SHOWN}",
+                option.placeholder.as_deref().unwrap_or("a file")
+            ),
+        };
+    }
     Typed::Allow { value }
+}
+
+/// A word of an option's help that says it may run a program.
+fn runs_word(option: &HelpOption) -> Option<String> {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| {
+        regex::Regex::new(
+            r"(?i)\b(programs?|prog|commands?|cmd|exec\w*|shell|scripts?|interpreter|hooks?|editor|pager|plugins?)\b",
+        )
+        .expect("valid")
+    });
+    re.find(&option.help).map(|m| m.as_str().to_string())
+}
+
+/// Whether the help calls the option's value a file or directory.
+fn names_a_file(option: &HelpOption) -> bool {
+    let p = option
+        .placeholder
+        .as_deref()
+        .unwrap_or("")
+        .trim_matches(['<', '>'])
+        .to_ascii_uppercase();
+    matches!(
+        p.as_str(),
+        "FILE" | "FILES" | "F" | "DIR" | "DIRECTORY" | "PATH" | "FILENAME" | "SOCKET" | "DEVICE"
+    )
 }
 
 /// A TOML basic string.

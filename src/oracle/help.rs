@@ -38,6 +38,8 @@ pub struct HelpOption {
     pub arity: Arity,
     /// The value's placeholder as written (`FILE`, `<num>`), if any.
     pub placeholder: Option<String>,
+    /// Its lines in the text (names and description, continuation lines joined).
+    pub help: String,
 }
 
 impl HelpOption {
@@ -62,6 +64,8 @@ fn is_name(word: &str) -> bool {
             .chars()
             .next()
             .is_some_and(|c| c.is_ascii_alphanumeric() || c == '?')
+        // `-NUM` (grep, head) is a number's placeholder, not a name.
+        && !(!word.starts_with("--") && body.len() > 1 && body.chars().all(|c| c.is_ascii_uppercase()))
         && body
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '?' | '.'))
@@ -135,10 +139,17 @@ fn option_line(line: &str) -> Option<HelpOption> {
             if !is_name(name) {
                 break;
             }
+            // `--check, --check=WHEN`: a name written bare and with a value takes it only
+            // glued.
+            let bare_before = names.iter().any(|n| n == name);
             names.push(name.to_string());
             if let Some((a, p)) = glued {
+                let a = if bare_before { Arity::Optional } else { a };
                 if a > arity || arity == Arity::None {
                     arity = a;
+                }
+                if bare_before {
+                    arity = Arity::Optional;
                 }
                 if !p.is_empty() {
                     placeholder = Some(p.to_string());
@@ -172,6 +183,7 @@ fn option_line(line: &str) -> Option<HelpOption> {
         names,
         arity,
         placeholder,
+        help: rest.trim().to_string(),
     })
 }
 
@@ -179,11 +191,32 @@ fn option_line(line: &str) -> Option<HelpOption> {
 /// two lines (a help text and its man page) is one entry, with the names of both.
 pub fn parse(text: &str) -> Vec<HelpOption> {
     let mut out: Vec<HelpOption> = Vec::new();
+    // The option being read and its line's indentation: deeper lines continue it.
+    let mut current: Option<(HelpOption, usize)> = None;
     for line in text.lines() {
-        let Some(opt) = option_line(line) else {
+        let indent = line.len() - line.trim_start().len();
+        if let Some(opt) = option_line(line) {
+            if let Some((done, _)) = current.take() {
+                merge_into(&mut out, done);
+            }
+            current = Some((opt, indent));
             continue;
-        };
-        merge_into(&mut out, opt);
+        }
+        match &mut current {
+            Some((opt, at)) if !line.trim().is_empty() && indent > *at => {
+                opt.help.push(' ');
+                opt.help.push_str(line.trim());
+            }
+            Some(_) => {
+                if let Some((done, _)) = current.take() {
+                    merge_into(&mut out, done);
+                }
+            }
+            None => {}
+        }
+    }
+    if let Some((done, _)) = current.take() {
+        merge_into(&mut out, done);
     }
     out
 }
@@ -207,6 +240,8 @@ pub fn merge_into(list: &mut Vec<HelpOption>, opt: HelpOption) {
         if e.placeholder.is_none() {
             e.placeholder = opt.placeholder;
         }
+        e.help.push_str(" | ");
+        e.help.push_str(&opt.help);
         return;
     }
     list.push(opt);
@@ -282,6 +317,11 @@ mod tests {
             ),
             ("  -x FILE   read", &["-x"], Arity::Required),
             ("  -name pattern", &["-name"], Arity::None),
+            (
+                "  -c, --check, --check=diagnose-first  check",
+                &["-c", "--check"],
+                Arity::Optional,
+            ),
         ];
         for (line, want, arity) in cases {
             let (n, a) = one(line);
@@ -314,6 +354,7 @@ mod tests {
                 names: names(&["--head-count"]),
                 arity: Arity::Required,
                 placeholder: None,
+                help: String::new(),
             },
         );
         assert_eq!(v.len(), 1);

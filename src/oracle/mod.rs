@@ -317,11 +317,11 @@ impl Oracle {
 fn beyond_entry(program: &str, effect: &Effect, s: &Scratch, ws_writable: bool) -> bool {
     match effect {
         Effect::Runs(exe) => !known::helper_allowed(program, exe, s),
-        Effect::Writes(_, p) => {
+        Effect::Writes(call, p) => {
             let ws = s.ws.display().to_string();
             let inside = p == &ws || p.starts_with(&format!("{ws}/"));
             if inside {
-                !ws_writable
+                !ws_writable && !known::restore_allowed(program, call)
             } else {
                 !known::write_allowed(program, p, s)
             }

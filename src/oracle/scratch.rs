@@ -120,6 +120,10 @@ impl Scratch {
         w("Cargo.toml", b"[package]\nname = \"oracle\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n");
         w("src/main.rs", b"fn main() {\n    println!(\"hi\");\n}\n");
         w("package.json", b"{\"name\": \"oracle\", \"version\": \"1.0.0\", \"scripts\": {\"test\": \"true\", \"start\": \"true\", \"build\": \"true\"}}\n");
+        // A list of paths naming the decoy (NUL- and newline-terminated): an option that
+        // reads the files its value lists is seen touching it.
+        let secret = self.secret();
+        w("list.txt", format!("{secret}\0{secret}\n").as_bytes());
         let _ = fs::create_dir_all(self.ws.join("emptydir"));
         let _ = fs::remove_file(self.outside.join("PWNED"));
     }
