@@ -280,3 +280,102 @@ fn an_option_that_runs_writes_or_reads_outside_is_denied() {
         typed("--files0-from")
     );
 }
+
+fn policy_check(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_policy-check"));
+    cmd.args(args).env("SHELLGATE_CACHE", "off");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("runs policy-check")
+}
+
+#[test]
+fn the_commands_fail_closed_without_the_jail() {
+    // No bubblewrap: exit 2 and why, never a run on the host.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = dir.path().join("p.toml");
+    std::fs::write(&p, "[programs.shuf]\nallow_options = [\"-n\"]\n").expect("write");
+    let missing = dir.path().join("no-bwrap");
+    let missing = missing.to_str().expect("utf-8");
+    for args in [
+        vec!["draft", "comm"],
+        vec!["oracle", "--policy", p.to_str().expect("utf-8"), "shuf"],
+    ] {
+        let out = policy_check(&args, &[("SHELLGATE_BWRAP", missing)]);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("sandbox-unavailable"), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn draft_writes_atomically_and_oracle_reports_with_the_rule_location() {
+    if oracle_here().is_none() || !oracle::installed("comm") || !oracle::installed("shuf") {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out_file = dir.path().join("comm.toml");
+    let out_path = out_file.to_str().expect("utf-8");
+    let out = policy_check(&["draft", "comm", "--output", out_path], &[]);
+    assert_eq!(out.status.code(), Some(0), "{:?}", out);
+    let text = std::fs::read_to_string(&out_file).expect("written");
+    assert!(
+        text.starts_with("# Drafted by `policy-check draft comm`"),
+        "{text}"
+    );
+    assert!(text.contains("[programs.comm]"), "{text}");
+    // Never over an existing file without --force; no temporary file left behind.
+    let again = policy_check(&["draft", "comm", "--output", out_path], &[]);
+    assert_eq!(again.status.code(), Some(2));
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .expect("dir")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    assert_eq!(names.len(), 1, "{names:?}");
+    let unknown = policy_check(&["draft", "no-such-program-here"], &[]);
+    assert_eq!(unknown.status.code(), Some(2));
+
+    // A hand-written rule that calls --random-source's value text: exit 1, the finding at the
+    // rule's file:line:col, as text and JSON. The drafted comm is clean: exit 0.
+    let loose = dir.path().join("loose.toml");
+    std::fs::write(
+        &loose,
+        "[paths]\nread = [\"{workspace}/**\"]\n\n[programs.shuf]\n\
+         allow_options = [\"--random-source\"]\noptions_with_value = [\"--random-source\"]\n",
+    )
+    .expect("write");
+    let loose = loose.to_str().expect("utf-8");
+    let out = policy_check(&["oracle", "--policy", loose, "shuf"], &[]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.starts_with(&format!("{loose}:4:")) && stdout.contains("--random-source"),
+        "{stdout}"
+    );
+    let out = policy_check(
+        &["oracle", "--policy", loose, "--format", "json", "shuf"],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(v["findings"][0]["option"], "--random-source", "{v}");
+    assert_eq!(v["findings"][0]["effect"]["kind"], "touches-decoy", "{v}");
+    let with_comm = dir.path().join("with-comm.toml");
+    std::fs::write(
+        &with_comm,
+        format!("[policy]\ninclude = [\"read-only\"]\n\n{text}"),
+    )
+    .expect("write");
+    let out = policy_check(
+        &[
+            "oracle",
+            "--policy",
+            with_comm.to_str().expect("utf-8"),
+            "comm",
+        ],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+}
