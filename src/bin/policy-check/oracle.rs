@@ -52,34 +52,25 @@ pub fn oracle_cmd(
     };
     out.write_all(text.as_bytes())
         .map_err(|e| CliError::write("stdout", e))?;
-    if programs.iter().any(|p| {
-        !report
+    // A program named on the command line that could not be checked at all is an error:
+    // silence must not pass for a proof.
+    let checked = |p: &String| {
+        report
             .per_program
             .keys()
             .any(|k| k == p || k.starts_with(&format!("{p} ")))
-    }) {
-        // A program named on the command line that could not be checked at all is an error:
-        // silence must not pass for a proof.
-        let missing: Vec<&String> = programs
-            .iter()
-            .filter(|p| {
-                !report
-                    .per_program
-                    .keys()
-                    .any(|k| k == *p || k.starts_with(&format!("{p} ")))
-            })
-            .collect();
-        if report.findings.is_empty() {
-            return Err(format!(
-                "not checked: {} (see the skipped lines)",
-                missing
-                    .iter()
-                    .map(|s| s.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-            .into());
-        }
+    };
+    let missing: Vec<&str> = programs
+        .iter()
+        .filter(|p| !checked(p))
+        .map(String::as_str)
+        .collect();
+    if report.findings.is_empty() && !missing.is_empty() {
+        return Err(format!(
+            "not checked: {} (see the skipped lines)",
+            missing.join(", ")
+        )
+        .into());
     }
     Ok(u8::from(!report.findings.is_empty()))
 }
