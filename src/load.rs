@@ -52,7 +52,7 @@ pub enum Examples {
 /// (and prints the new value) when a shipped file changes; a stale entry only means that
 /// policy's examples are run at load again.
 pub const PROVEN: &[(&str, u64)] = &[
-    ("read-only", 0x6c88_c647_bb6d_8306),
+    ("read-only", 0x32f5_b5b6_4772_a24e),
     ("developer", 0x4a14_36d4_400a_57bb),
 ];
 
@@ -290,9 +290,14 @@ pub struct LintReport {
 /// load, the rest is still linted, so fixing one error never uncovers warnings that were
 /// there all along. A file that cannot be read is an `Err` (exit 2 in `policy-check lint`).
 pub fn lint_name_or_file(spec: &str) -> Result<LintReport, PolicyError> {
-    let (source, origin) = match policy::shipped_source(spec) {
-        Some(src) => (src.to_string(), format!("shipped:{spec}")),
-        None => {
+    let library = spec
+        .strip_prefix("programs:")
+        .and_then(policy::library_source);
+    let (source, origin) = match (policy::shipped_source(spec), library) {
+        (Some(src), _) => (src.to_string(), format!("shipped:{spec}")),
+        // A module of the program library, linted as it is included (program rules only).
+        (None, Some(src)) => (src.to_string(), spec.to_string()),
+        (None, None) => {
             let path = Path::new(spec);
             let source = std::fs::read_to_string(path).map_err(|source| PolicyError::Io {
                 path: path.to_path_buf(),

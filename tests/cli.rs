@@ -451,7 +451,7 @@ fn lint_shows_load_errors_and_warnings_in_one_run() {
     let path = dir.path().join("p.toml");
     std::fs::write(
         &path,
-        "[policy]\nname = \"t\"\nbogus_key = 1\n\n[programs.sort]\noperands = \"path-read\"\nallow_options = [\"-o\"]\n",
+        "[policy]\nname = \"t\"\nbogus_key = 1\n\n[programs.sort]\noperands = \"path-read\"\noptions = [{ names = [\"-o\"] }]\n",
     )
     .unwrap();
     let out = run(&["lint", "--policy", path.to_str().unwrap()], None);

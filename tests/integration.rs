@@ -76,3 +76,5 @@ mod undo;
 mod option_tables;
 // `policy-check migrate`: the shipped policies compile the same after it (issue 31).
 mod migrate;
+// The program library: `include = ["programs:NAME"]` (issue 31).
+mod library;

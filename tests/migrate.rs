@@ -30,6 +30,67 @@ fn every_shipped_policy_compiles_the_same_after_migration() {
     }
 }
 
+/// The option spellings a rule's old lists name, for the rule `migrate` calls `name`.
+fn spellings(doc: &toml::Table, name: &str) -> Vec<String> {
+    let mut t: Option<&toml::Table> = None;
+    let (root, rest) = match name.strip_prefix("sandbox.programs.") {
+        Some(r) => (doc.get("sandbox").and_then(|v| v.get("programs")), r),
+        None => (doc.get("programs"), name),
+    };
+    let mut words = rest.split(' ');
+    if let Some(first) = words.next() {
+        t = root.and_then(|v| v.get(first)).and_then(|v| v.as_table());
+    }
+    for w in words {
+        let key = if w == "--" { "after_double_dash" } else { w };
+        t = t
+            .and_then(|x| {
+                if key == "after_double_dash" {
+                    x.get(key)
+                } else {
+                    x.get("subcommands").and_then(|s| s.get(key))
+                }
+            })
+            .and_then(|v| v.as_table());
+    }
+    let mut out: Vec<String> = Vec::new();
+    for (k, v) in t.into_iter().flatten() {
+        if !k.contains("option") && k != "flags" {
+            continue;
+        }
+        match v {
+            toml::Value::Array(a) => {
+                out.extend(a.iter().filter_map(|x| x.as_str().map(String::from)))
+            }
+            toml::Value::Table(m) => out.extend(m.keys().cloned()),
+            _ => {}
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+#[test]
+fn joining_spellings_never_changes_the_compiled_policy_whatever_the_aliases_claim() {
+    // The worst an alias source can do: claim every option of a rule is one. Only those the
+    // lists treat the same may share an entry, so the policy still compiles the same.
+    for (name, text) in shellgate::policy::SHIPPED {
+        let doc: toml::Table = toml::from_str(text).unwrap();
+        let m = shellgate::policy::migrate::migrate_with(text, &|rule| vec![spellings(&doc, rule)])
+            .unwrap();
+        let origin = format!("{name}.toml");
+        let before = Policy::from_toml(text, &origin).unwrap();
+        let after =
+            Policy::from_toml(&m.text, &origin).unwrap_or_else(|e| panic!("{name} migrated: {e}"));
+        assert_eq!(compiled(&before), compiled(&after), "{name}");
+        assert!(
+            m.text.len() < migrate(text).unwrap().text.len(),
+            "{name}: some spellings were joined"
+        );
+    }
+}
+
 #[test]
 fn the_migrate_command_writes_checks_and_keeps_what_it_cannot_say() {
     let dir = tempfile::tempdir().unwrap();

@@ -768,3 +768,30 @@ fn new_policy_keys_are_validated_and_mean_what_they_say() {
     assert_eq!(glob(true), Verdict::Allow);
     assert_eq!(glob(false), Verdict::Deny);
 }
+
+/// The program library's modules (issue 31), composed as a user would: read-only's settings,
+/// every extracted module, and write roots of its own. With `SHELLGATE_ORACLE_FULL=1` (every
+/// program), or `SHELLGATE_ORACLE_LIBRARY=1` (read-only's programs, or those
+/// `SHELLGATE_ORACLE_PROGRAMS` names).
+#[test]
+fn oracle_library_modules_have_no_hidden_effects() {
+    if !full() && std::env::var_os("SHELLGATE_ORACLE_LIBRARY").is_none() {
+        println!("set SHELLGATE_ORACLE_LIBRARY=1 (or SHELLGATE_ORACLE_FULL=1) to run the oracle on the program library");
+        return;
+    }
+    let modules: Vec<String> = shellgate::policy::LIBRARY
+        .iter()
+        .map(|(n, _)| format!("\"programs:{n}\""))
+        .collect();
+    let text = format!(
+        "[policy]\ninclude = [\"read-only\", {}]\n\n[paths]\nwrite = [\"{{workspace}}/**\", \"/dev/tty\"]\ndeny_write = [\"{{workspace}}/.git\", \"{{workspace}}/.git/**\"]\n",
+        modules.join(", ")
+    );
+    let policy = Policy::from_toml(&text, "library.toml").expect("the library composes");
+    let mut list = chosen(FAST);
+    if full() || std::env::var_os("SHELLGATE_ORACLE_PROGRAMS").is_some() {
+        list.extend(chosen(FULL));
+    }
+    let Some(o) = oracle_here() else { return };
+    assert_clean(&o.check(&policy, &list));
+}

@@ -93,7 +93,7 @@ operands = "path-read"
 options_complete = true
 options = [
   { names = ["-e", "--echo"] },
-  { names = ["-n", "--head-count"], value = "text" },
+  { names = ["-n", "--head-count"], value = "number" },
   { names = ["-o", "--output"], value = "path-write" },
   { names = ["--random-source"], value = "path-read" },
   { names = ["-i", "--input-range"], value = "text" },

@@ -37,8 +37,20 @@ pub struct Migration {
 #[error("not a TOML file: {0}")]
 pub struct MigrateError(String);
 
-/// `source` with every rule's old option lists rewritten as an `options` table.
+/// `source` with every rule's old option lists rewritten as an `options` table, one entry
+/// per spelling.
 pub fn migrate(source: &str) -> Result<Migration, MigrateError> {
+    migrate_with(source, &|_| Vec::new())
+}
+
+/// Which spellings of a rule's options are one option: for a rule (`ls`, `git push`,
+/// `sandbox.programs.tar`), groups like `["-a", "--all"]` (from the program's `--help`, say).
+pub type Aliases<'a> = dyn Fn(&str) -> Vec<Vec<String>> + 'a;
+
+/// [`migrate`], writing the spellings `aliases` names as one option in one entry, where the
+/// old lists say the same of each (a group whose spellings the lists treat differently stays
+/// apart: the rewrite stays exact whatever `aliases` claims).
+pub fn migrate_with(source: &str, aliases: &Aliases) -> Result<Migration, MigrateError> {
     let mut doc: DocumentMut = source
         .parse()
         .map_err(|e: toml_edit::TomlError| MigrateError(e.message().to_string()))?;
@@ -49,7 +61,7 @@ pub fn migrate(source: &str) -> Result<Migration, MigrateError> {
     };
     if let Some(programs) = doc.get_mut("programs").and_then(Item::as_table_like_mut) {
         for (name, item) in programs.iter_mut() {
-            rule(&name.to_string(), item, &mut out);
+            rule(&name.to_string(), item, aliases, &mut out);
         }
     }
     if let Some(sandbox) = doc.get_mut("sandbox").and_then(Item::as_table_like_mut) {
@@ -58,11 +70,11 @@ pub fn migrate(source: &str) -> Result<Migration, MigrateError> {
             .and_then(Item::as_table_like_mut)
         {
             for (name, item) in programs.iter_mut() {
-                rule(&format!("sandbox.programs.{name}"), item, &mut out);
+                rule(&format!("sandbox.programs.{name}"), item, aliases, &mut out);
             }
         }
         if let Some(item) = sandbox.get_mut("workspace_binaries") {
-            rule("sandbox.workspace_binaries", item, &mut out);
+            rule("sandbox.workspace_binaries", item, aliases, &mut out);
         }
     }
     out.text = if out.migrated.is_empty() {
@@ -74,22 +86,22 @@ pub fn migrate(source: &str) -> Result<Migration, MigrateError> {
 }
 
 /// One rule (and its subcommands and `after_double_dash`).
-fn rule(name: &str, item: &mut Item, out: &mut Migration) {
+fn rule(name: &str, item: &mut Item, aliases: &Aliases, out: &mut Migration) {
     if let Some(t) = item.as_table_like_mut() {
         if let Some(subs) = t.get_mut("subcommands").and_then(Item::as_table_like_mut) {
             for (sub, sub_item) in subs.iter_mut() {
-                rule(&format!("{name} {sub}"), sub_item, out);
+                rule(&format!("{name} {sub}"), sub_item, aliases, out);
             }
         }
         if let Some(dd) = t.get_mut("after_double_dash") {
-            rule(&format!("{name} --"), dd, out);
+            rule(&format!("{name} --"), dd, aliases, out);
         }
     }
     match item {
         Item::Table(t) => {
             let keys: Vec<String> = t.iter().map(|(k, _)| k.to_string()).collect();
             let read = |k: &str| t.get(k).and_then(Item::as_value).cloned();
-            match plan(name, &keys, read) {
+            match plan(name, &keys, read, &aliases(name)) {
                 Plan::Nothing => {}
                 Plan::Keep(why) => out.kept.push((name.to_string(), why)),
                 Plan::Write(options) => {
@@ -108,7 +120,7 @@ fn rule(name: &str, item: &mut Item, out: &mut Migration) {
         Item::Value(Value::InlineTable(t)) => {
             let keys: Vec<String> = t.iter().map(|(k, _)| k.to_string()).collect();
             let read = |k: &str| t.get(k).cloned();
-            match plan(name, &keys, read) {
+            match plan(name, &keys, read, &aliases(name)) {
                 Plan::Nothing => {}
                 Plan::Keep(why) => out.kept.push((name.to_string(), why)),
                 Plan::Write(options) => {
@@ -170,7 +182,7 @@ enum Plan {
 }
 
 /// What one option is, gathered from every list that names it.
-#[derive(Default)]
+#[derive(Default, Clone, PartialEq, Eq)]
 struct Opt {
     allow: bool,
     deny: bool,
@@ -193,7 +205,12 @@ struct Opt {
 }
 
 /// The option table that says what the rule's old lists say, or why there is none.
-fn plan(name: &str, keys: &[String], read: impl Fn(&str) -> Option<Value>) -> Plan {
+fn plan(
+    name: &str,
+    keys: &[String],
+    read: impl Fn(&str) -> Option<Value>,
+    aliases: &[Vec<String>],
+) -> Plan {
     let old: Vec<&String> = keys
         .iter()
         .filter(|k| OLD_OPTION_KEYS.contains(&k.as_str()))
@@ -279,8 +296,44 @@ fn plan(name: &str, keys: &[String], read: impl Fn(&str) -> Option<Value>) -> Pl
             }
         }
     }
-    let mut array = Array::new();
+    // Spellings of one option, where the lists treat each the same: one entry.
+    let same = |a: &Opt, b: &Opt| {
+        let (mut a, mut b) = (a.clone(), b.clone());
+        a.comments.clear();
+        b.comments.clear();
+        a == b
+    };
+    let mut groups: Vec<(Vec<String>, Opt)> = Vec::new();
+    let mut placed: BTreeMap<String, usize> = BTreeMap::new();
     for (option, o) in &opts {
+        if placed.contains_key(option) {
+            continue;
+        }
+        let mut names = vec![option.clone()];
+        let mut merged = o.clone();
+        if let Some(group) = aliases.iter().find(|g| g.contains(option)) {
+            for alias in group {
+                if alias == option || placed.contains_key(alias) {
+                    continue;
+                }
+                if let Some((_, other)) = opts.iter().find(|(n, _)| n == alias) {
+                    if same(o, other) {
+                        names.push(alias.clone());
+                        merged.comments.extend(other.comments.iter().cloned());
+                    }
+                }
+            }
+            // In the order the program lists them (`-a, --all`).
+            names.sort_by_key(|n| group.iter().position(|g| g == n));
+        }
+        for n in &names {
+            placed.insert(n.clone(), groups.len());
+        }
+        groups.push((names, merged));
+    }
+    let mut array = Array::new();
+    for (names_of, o) in &groups {
+        let option = &names_of[0];
         let why = |what: &str| Plan::Keep(format!("option `{option}` of `{name}` {what}"));
         if o.deny && (o.allow || o.ask) {
             return why("is denied and also allowed or asked");
@@ -300,7 +353,9 @@ fn plan(name: &str, keys: &[String], read: impl Fn(&str) -> Option<Value>) -> Pl
         }
         let mut e = InlineTable::new();
         let mut names = Array::new();
-        names.push(option.as_str());
+        for n in names_of {
+            names.push(n.as_str());
+        }
         e.insert("names", Value::Array(names));
         if o.with_value || o.two {
             e.insert(
@@ -357,6 +412,45 @@ fn plan(name: &str, keys: &[String], read: impl Fn(&str) -> Option<Value>) -> Pl
     Plan::Write(array)
 }
 
+/// The groups of spellings a program's `--help` (or `git SUB -h`) text gives one option:
+/// lines like `  -a, --all`, `  -A, --catenate, --concatenate`, `    -v, --[no-]verbose`,
+/// `  -p, --package [<SPEC>]`. Only a line's leading option list counts, and only groups of
+/// two or more names.
+pub fn help_aliases(help: &str) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    for line in help.lines() {
+        let t = line.trim_start();
+        if !t.starts_with('-') || t.len() == line.len() {
+            continue;
+        }
+        // The option list ends where the description begins (two spaces) or the line ends.
+        let spec = t.split("  ").next().unwrap_or("");
+        let mut names = Vec::new();
+        for token in spec.split(", ") {
+            let token = token.trim();
+            let (dashes, rest) = if let Some(r) = token.strip_prefix("--") {
+                ("--", r.strip_prefix("[no-]").unwrap_or(r))
+            } else if let Some(r) = token.strip_prefix('-') {
+                ("-", r)
+            } else {
+                break;
+            };
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+                .collect();
+            if name.is_empty() || (dashes == "-" && name.chars().count() != 1) {
+                break;
+            }
+            names.push(format!("{dashes}{name}"));
+        }
+        if names.len() >= 2 {
+            out.push(names);
+        }
+    }
+    out
+}
+
 /// The comment lines (`# ...`) of a piece of decor.
 fn comments(raw: Option<&str>) -> Vec<String> {
     raw.unwrap_or("")
@@ -408,6 +502,36 @@ options_complete = true
         let again = migrate(&m.text).unwrap();
         assert_eq!(again.text, m.text);
         assert!(again.migrated.is_empty());
+    }
+
+    #[test]
+    fn spellings_the_help_joins_are_one_entry_when_the_lists_agree() {
+        let help = "Usage: x\n  -n, --head-count=COUNT  output at most COUNT lines\n  -o, --output=FILE  write\n    -v, --[no-]verbose    be loud\n  -A, --catenate, --concatenate   append\n  -e   alone\n";
+        let groups = help_aliases(help);
+        assert_eq!(
+            groups,
+            vec![
+                vec!["-n".to_string(), "--head-count".to_string()],
+                vec!["-o".to_string(), "--output".to_string()],
+                vec!["-v".to_string(), "--verbose".to_string()],
+                vec![
+                    "-A".to_string(),
+                    "--catenate".to_string(),
+                    "--concatenate".to_string()
+                ],
+            ]
+        );
+        // `-o` is typed, `--output` is not: the lists disagree, so they stay two entries.
+        let src = "[programs.x]\nallow_options = [\"--head-count\", \"-n\", \"-o\", \"--output\", \"-v\"]\noptions_with_value = [\"-n\", \"--head-count\", \"-o\", \"--output\"]\noption_kinds = { \"-o\" = \"path-write\" }\n";
+        let m = migrate_with(src, &|rule| {
+            assert_eq!(rule, "x");
+            groups.clone()
+        })
+        .unwrap();
+        assert_eq!(
+            m.text,
+            "[programs.x]\noptions = [\n  { names = [\"-n\", \"--head-count\"], value = \"text\" },\n  { names = [\"-o\"], value = \"path-write\" },\n  { names = [\"--output\"], value = \"text\" },\n  { names = [\"-v\"] },\n]\n"
+        );
     }
 
     #[test]

@@ -34,8 +34,10 @@ pub use compiled::{
     ShellRules, WrapperRules,
 };
 pub(crate) use index::OptionFacts;
-pub use load::SHIPPED;
-pub(crate) use load::{lint_option_tables, load_str, load_str_lenient, shipped_source};
+pub(crate) use load::{
+    library_source, lint_option_tables, load_str, load_str_lenient, shipped_source,
+};
+pub use load::{LIBRARY, SHIPPED};
 
 /// What a policy says about (part of) a command. Ordered so that the strictest wins with
 /// `max()`: `Allow < Ask < Deny`.

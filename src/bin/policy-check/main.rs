@@ -180,6 +180,12 @@ enum Cmd {
         /// Write nothing; exit 1 when a file would change.
         #[arg(long)]
         check: bool,
+        /// Write the spellings a program's own `--help` (`git SUB -h`) gives one option
+        /// (`-a, --all`) as one entry, where the old lists treat them the same. Runs each
+        /// program of the file with `--help` (no input, only PATH, HOME and rustup's variables
+        /// of the environment, a scratch directory, 10 s at most).
+        #[arg(long)]
+        aliases_from_help: bool,
     },
     /// Print a shell completion script: `policy-check completions bash > /etc/bash_completion.d/policy-check`.
     Completions {
@@ -505,7 +511,8 @@ fn run(cli: Cli) -> Result<u8, CliError> {
             files,
             output,
             check,
-        } => migrate::migrate_cmd(&files, output.as_deref(), check),
+            aliases_from_help,
+        } => migrate::migrate_cmd(&files, output.as_deref(), check, aliases_from_help),
         Cmd::Completions { shell } => {
             use clap::CommandFactory;
             clap_complete::generate(

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use toml::Spanned;
 
-use super::shipped::shipped_source;
+use super::shipped::{library_source, shipped_source, LIBRARY, LIBRARY_PREFIX};
 use super::{File, Loader};
 use crate::codes::DiagnosticCode;
 use crate::policy::PolicyError;
@@ -30,7 +30,24 @@ impl Loader {
             return Ok(());
         }
         let name = inc.get_ref();
-        let (origin, text, inc_dir) = if let Some(src) = shipped_source(name) {
+        let (origin, text, inc_dir) = if let Some(module) = name.strip_prefix(LIBRARY_PREFIX) {
+            let Some(src) = library_source(module) else {
+                let known: Vec<String> = LIBRARY
+                    .iter()
+                    .map(|(n, _)| format!("{LIBRARY_PREFIX}{n}"))
+                    .collect();
+                self.diag(
+                    DiagnosticCode::PolicyInclude,
+                    format!(
+                        "no program module `{name}` in the library: it has {}",
+                        known.join(", ")
+                    ),
+                    loc,
+                );
+                return Ok(());
+            };
+            (name.to_string(), src.to_string(), PathBuf::new())
+        } else if let Some(src) = shipped_source(name) {
             (format!("shipped:{name}"), src.to_string(), PathBuf::new())
         } else {
             let path = dir.join(name);

@@ -41,8 +41,8 @@ pub(crate) use options::{lint_option_tables, OLD_OPTION_KEYS};
 pub(crate) use paths::RawPaths;
 pub(crate) use programs::RawProgram;
 pub(crate) use settings::{RawLimits, RawMeta, RawRedirects, RawShell};
-pub(crate) use shipped::shipped_source;
-pub use shipped::SHIPPED;
+pub(crate) use shipped::{library_source, shipped_source};
+pub use shipped::{LIBRARY, SHIPPED};
 pub(crate) use wrappers::RawWrappers;
 
 use deserialize::key_span;
@@ -258,6 +258,37 @@ impl Loader {
     /// One file's sections, in an order where each check sees what it depends on (programs
     /// after wrappers, for the program-and-wrapper contradiction).
     fn apply_raw(&mut self, file: &File, raw: RawPolicy, top: bool) {
+        if file.origin.starts_with(shipped::LIBRARY_PREFIX) {
+            // A module of the program library holds program rules and nothing else: where
+            // reads and writes go, and every verdict default, is the including policy's.
+            let others = [
+                ("policy", raw.policy.is_some()),
+                ("limits", raw.limits.is_some()),
+                ("shell", raw.shell.is_some()),
+                ("paths", raw.paths.is_some()),
+                ("redirects", raw.redirects.is_some()),
+                ("env", raw.env.is_some()),
+                ("wrappers", raw.wrappers.is_some()),
+                ("examples", raw.examples.is_some()),
+                ("redact", raw.redact.is_some()),
+                ("sandbox", raw.sandbox.is_some()),
+                ("snapshots", raw.snapshots.is_some()),
+            ];
+            for (section, present) in others {
+                if present {
+                    self.diag(
+                        DiagnosticCode::PolicyInclude,
+                        format!(
+                            "`{}` is a program module: it may hold only [programs], not [{section}]",
+                            file.origin
+                        ),
+                        file.loc(file.key(&[section])),
+                    );
+                }
+            }
+            self.apply_programs(file, raw.programs);
+            return;
+        }
         if let Some(meta) = raw.policy {
             self.apply_meta(file, meta);
         }

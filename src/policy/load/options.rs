@@ -28,8 +28,9 @@ pub struct RawOption {
     /// Every spelling of the option, short and long together: `["-n", "--head-count"]`.
     #[schemars(with = "Vec<String>", length(min = 1))]
     pub names: Vec<Spanned<String>>,
-    /// The option takes a value of this kind ("text", "number", "pattern", "path-read",
-    /// "path-write", "program", ...); without it the option is a flag.
+    /// The option takes a value of this kind ("text", "number" (read as text), "pattern",
+    /// "path-read", "path-write", "program", "path-list", "module-path", "backup-suffix",
+    /// ...); without it the option is a flag.
     #[schemars(with = "Option<String>")]
     pub value: Option<Spanned<String>>,
     /// The value is optional and only ever glued (`sed -i.bak`, `--in-place=.bak`).
@@ -224,8 +225,9 @@ impl Loader {
                     push(&mut out.options_with_two_values);
                 }
                 if let Some(kind) = &entry.value {
-                    // Text is what a value is unless a kind says otherwise.
-                    if kind.get_ref() != "text" {
+                    // Text is what a value is unless a kind says otherwise; a number (a count,
+                    // a size) is text to every check.
+                    if !matches!(kind.get_ref().as_str(), "text" | "number") {
                         out.option_kinds.insert(n.get_ref().clone(), kind.clone());
                     }
                 }
