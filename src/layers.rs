@@ -13,6 +13,8 @@
 //!                              containment (the launcher's stages)
 //! 5  snapshot                  per-call workspace snapshots, history, undo
 //! 6  middleware                Guard, executors, sessions (calling `sandbox`)
+//! 6  oracle                    the option-effect oracle and drafts (running programs in
+//!                              the `sandbox` jail under strace)
 //! ```
 //!
 //! The binary and the Python crate sit on top and may use anything public. To see the arrows
@@ -37,6 +39,7 @@ const LAYERS: &[(&str, usize)] = &[
     ("sandbox", 5),
     ("snapshot", 5),
     ("middleware", 6),
+    ("oracle", 6),
 ];
 
 /// Functions defined in `load` as inherent methods of `Policy`: calling them is using the

@@ -47,6 +47,7 @@ mod codes;
 mod layers;
 
 pub mod middleware;
+pub mod oracle;
 pub mod policy_cache;
 pub mod redact;
 pub mod shell;

@@ -31,6 +31,8 @@ mod corpus;
 mod properties;
 // Option allowlists, hidden inputs and protected files, against the real programs (strace).
 mod option_oracle;
+// `policy-check draft`: help texts read, options typed by the oracle, the held-out check.
+mod draft;
 // Allowed commands run by real bash: what ran is what the IR said, and argv fidelity.
 mod differential;
 // Where `cd` takes later commands, against real bash.

@@ -78,14 +78,9 @@ deny = [{deny}]
 
 /// Writes the starter policy to `output` (or stdout), atomically and without replacing an
 /// existing file unless `force`.
-pub fn init(base: Base, output: Option<&Path>, force: bool) -> Result<u8, CliError> {
-    let text = starter(base);
-    let Some(path) = output else {
-        std::io::stdout()
-            .write_all(text.as_bytes())
-            .map_err(|e| CliError::write("stdout", e))?;
-        return Ok(0);
-    };
+/// Write `text` to `path` atomically (a temporary file beside it, then a rename): never
+/// half a file, and never over an existing one without `force`.
+pub fn write_file(path: &Path, text: &str, force: bool) -> Result<(), CliError> {
     if !force && path.exists() {
         return Err(format!(
             "{}: already exists; use --force to replace it",
@@ -105,7 +100,7 @@ pub fn init(base: Base, output: Option<&Path>, force: bool) -> Result<u8, CliErr
         file_name.to_string_lossy(),
         std::process::id()
     ));
-    let result = write_new(&tmp, &text).and_then(|()| {
+    let result = write_new(&tmp, text).and_then(|()| {
         if force {
             std::fs::rename(&tmp, path)
         } else {
@@ -117,6 +112,18 @@ pub fn init(base: Base, output: Option<&Path>, force: bool) -> Result<u8, CliErr
         let _ = std::fs::remove_file(&tmp);
         return Err(CliError::write(path, e));
     }
+    Ok(())
+}
+
+pub fn init(base: Base, output: Option<&Path>, force: bool) -> Result<u8, CliError> {
+    let text = starter(base);
+    let Some(path) = output else {
+        std::io::stdout()
+            .write_all(text.as_bytes())
+            .map_err(|e| CliError::write("stdout", e))?;
+        return Ok(0);
+    };
+    write_file(path, &text, force)?;
     eprintln!(
         "policy-check: wrote {} (based on {}); next: policy-check lint --policy {}",
         path.display(),

@@ -24,6 +24,7 @@ mod hooks;
 mod init;
 mod lint;
 mod migrate;
+mod oracle;
 mod output;
 mod scripts;
 mod undo;
@@ -352,6 +353,42 @@ enum Cmd {
     /// Run a program inside the kernel sandbox (Landlock, limits, its own PID namespace),
     /// with rules from a policy: how serve and run start their shell.
     Sandbox(sandbox::SandboxArgs),
+    /// Run the option-effect oracle on a policy's rules: each allowed option (and each value
+    /// kind) of each program runs in the jail, in a scratch workspace with decoys beside it,
+    /// under strace. Reports every option whose real effect (a program run, a read outside,
+    /// a write, the network) exceeds its entry, at the rule's file:line:col. Exit 0 none,
+    /// 1 findings, 2 error (no jail, no strace).
+    Oracle {
+        #[command(flatten)]
+        policy: PolicyArgs,
+        /// Try every value of every kind (a number, a path inside, a decoy, the decoy
+        /// program), not only the first of each kind.
+        #[arg(long)]
+        full: bool,
+        /// Output format (json: one object with the findings, counts and skipped rules).
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+        /// The programs to check (default: every program of the policy).
+        programs: Vec<String>,
+    },
+    /// Draft an option table for a program from its --help and man page, each option typed
+    /// by the option-effect oracle (in the jail): path-read or path-write values, denials
+    /// for options that run programs, write, read outside or connect, and `review` notes
+    /// (denied) where the oracle could not settle the effect. Review it before use.
+    Draft {
+        /// The program (a name on PATH).
+        program: String,
+        /// Where to write it (default: stdout), atomically. Never replaces a file without
+        /// --force.
+        #[arg(long, short = 'o', value_name = "FILE")]
+        output: Option<std::path::PathBuf>,
+        /// Replace an existing file.
+        #[arg(long)]
+        force: bool,
+        /// Output format (json: the draft as data).
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+    },
 }
 
 fn parse_secs(s: &str) -> Result<std::time::Duration, String> {
@@ -579,6 +616,21 @@ fn run(cli: Cli) -> Result<u8, CliError> {
             }
         }
         Cmd::Sandbox(args) => sandbox::launch(args),
+        Cmd::Oracle {
+            policy,
+            full,
+            format,
+            programs,
+        } => {
+            let policy = load(&policy)?;
+            oracle::oracle_cmd(&policy, &programs, full, format == Format::Json)
+        }
+        Cmd::Draft {
+            program,
+            output,
+            force,
+            format,
+        } => oracle::draft_cmd(&program, output.as_deref(), force, format == Format::Json),
         Cmd::Undo {
             policy,
             cwd,
