@@ -7,7 +7,7 @@
 //!
 //! The files, in the order a command meets them: `walk.rs` visits the IR, `cwd.rs` follows
 //! the working directory through it, `redirects.rs`, `env.rs` and `path_rules.rs` check those
-//! parts, and `dispatch.rs` picks the rule for each simple command (`args.rs` for a program's
+//! parts, and `dispatch.rs` picks the rule for each simple command (`args/` for a program's
 //! options and operands, `kinds.rs` for typed operands, `sandbox.rs` for rules that need the
 //! sandbox).
 
