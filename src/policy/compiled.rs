@@ -470,7 +470,7 @@ impl<'de> Deserialize<'de> for ProgramRule {
 }
 
 /// What a [`ProgramRule`] says: read it through the rule (`rule.allow_options`). A spec is
-/// made by the loader and becomes a rule with [`ProgramRule::new`]; a rule has no mutable
+/// made by the loader and becomes a rule with `ProgramRule::new`; a rule has no mutable
 /// access to it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[non_exhaustive]

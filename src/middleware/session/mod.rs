@@ -13,7 +13,7 @@
 //! - **A random sentinel per call** (16 bytes from the OS's random source, via `getrandom`),
 //!   printed after the command with its exit status and the working directory. The command
 //!   text is delivered as a counted payload (one short line to the session's wrapper
-//!   functions, defined once at startup: [`wrapper`]), read into a variable and run with
+//!   functions, defined once at startup: `wrapper.rs`), read into a variable and run with
 //!   `eval` at the top level, so an unterminated quote, a here-document, a backslash or any
 //!   other text in the command cannot swallow or fake the sentinel line (code execution
 //!   calls keep a quoted here-document whose delimiter is random too). The command's
