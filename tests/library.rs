@@ -12,6 +12,8 @@ fn rule_json(r: &shellgate::policy::ProgramRule) -> serde_json::Value {
             serde_json::Value::Object(m) => {
                 m.remove("location");
                 m.remove("extended_by");
+                // How the options were written (a table or the old lists) is not what they say.
+                m.remove("option_table");
                 m.values_mut().for_each(strip);
             }
             serde_json::Value::Array(a) => a.iter_mut().for_each(strip),

@@ -303,15 +303,7 @@ fn an_allowed_command_names_the_rule_of_each_part() {
         })
         .collect();
     assert_eq!(steps[0], (Part::Program, "ls", "programs.ls", None, None));
-    let opt = |e| {
-        (
-            Part::Option,
-            "-la",
-            "programs.ls",
-            Some("allow_options"),
-            Some(e),
-        )
-    };
+    let opt = |e| (Part::Option, "-la", "programs.ls", Some("options"), Some(e));
     assert!(
         steps.contains(&opt("-l")) && steps.contains(&opt("-a")),
         "{steps:?}"
@@ -349,7 +341,7 @@ fn an_allowed_command_names_the_rule_of_each_part() {
     let text = shellgate::report::explain(cmd, &d, false);
     assert!(text.contains("decided by:"), "{text}");
     let line = format!(
-        "option -l: allow by programs.ls allow_options ({})",
+        "option -l: allow by programs.ls options ({})",
         ls.rule.location_text()
     );
     assert!(
@@ -435,6 +427,16 @@ fn an_extended_rule_says_where_it_was_extended() {
     // An allowed option of the extension is traced to the same, extended rule.
     let step = d.trace.steps().find(|s| s.entry == Some("-Z")).unwrap();
     assert_eq!(step.rule, ls);
+
+    // The key a step names is the one the rule was written with: `options` for a table
+    // (read-only's `ls`), the old list's name for a rule written with the old lists.
+    let old = Policy::from_toml("[programs.ls]\nallow_options = [\"-l\"]\n", "old.toml").unwrap();
+    let d = old.evaluate(&ctx, "ls -l");
+    let step = d.trace.steps().find(|s| s.entry == Some("-l")).unwrap();
+    assert_eq!(step.key, Some("allow_options"), "{d:?}");
+    let d = shipped.evaluate(&ctx, "ls -l");
+    let step = d.trace.steps().find(|s| s.entry == Some("-l")).unwrap();
+    assert_eq!(step.key, Some("options"), "{d:?}");
 }
 
 fn policy_check(args: &[&str], cwd: &Path) -> (String, i32) {
@@ -472,7 +474,7 @@ fn the_command_line_shows_and_carries_the_trace() {
     let notes = text.lines().filter(|l| l.contains("= note: rule ")).count();
     assert!(errors > 0 && errors == notes, "{text}");
     assert!(
-        text.contains("option -exec: deny by programs.find deny_options (shipped:read-only:"),
+        text.contains("option -exec: deny by programs.find options (shipped:read-only:"),
         "{text}"
     );
     let (text, _) = policy_check(

@@ -92,11 +92,11 @@ def test_an_allowed_command_is_traced_to_its_rules(tmp_path):
     assert steps[0] == ("program", "ls", "programs.ls", None, None, "allow")
     options = [s for s in steps if s[0] == "option"]
     assert [o[4] for o in options] == ["-l", "-a"]
-    assert all(o[2] == "programs.ls" and o[3] == "allow_options" for o in options)
+    assert all(o[2] == "programs.ls" and o[3] == "options" for o in options)
     path = next(s for s in d.trace if s.part == "path")
     assert (path.text, path.rule, path.entry) == ("src/", "paths.read", "{workspace}/**")
     assert path.rule_location.startswith("shipped:read-only:")
-    assert "programs.ls allow_options" in d.explain()
+    assert "programs.ls options" in d.explain()
     assert [s["part"] for s in __import__("json").loads(d.to_json())["trace"]] == [
         s.part for s in d.trace
     ]

@@ -506,6 +506,10 @@ pub struct ProgramSpec {
     /// Messages of single options (an `options` entry's `message`), by spelling: shown
     /// instead of `options_message` when that option is refused or asked for.
     pub option_messages: BTreeMap<String, String>,
+    /// The options were written as an `options` table (not the old lists): how a decision's
+    /// trace names the key that applied (`options` rather than `allow_options`).
+    #[serde(default)]
+    pub option_table: bool,
     /// Options that turn path-read operands into path-write ones (`sed -i`).
     pub write_options: BTreeSet<String>,
     /// Options after which (and their value) every argument is an operand (`python3 -m mod ...`).

@@ -100,7 +100,11 @@ impl Eval<'_> {
                 Some(&rule.rule),
                 m,
                 span,
-                Some("deny_options"),
+                Some(if rule.option_table {
+                    "options"
+                } else {
+                    "deny_options"
+                }),
                 entry,
             );
         } else if facts.any(OptionFacts::ASK) {
@@ -114,7 +118,11 @@ impl Eval<'_> {
                 Some(&rule.rule),
                 m,
                 span,
-                Some("ask_options"),
+                Some(if rule.option_table {
+                    "options"
+                } else {
+                    "ask_options"
+                }),
                 name,
             );
         } else if let Some(allowed) = &rule.allow_options {
@@ -149,7 +157,12 @@ impl Eval<'_> {
                     span,
                 );
             } else {
-                self.option_allowed(rule, Some("allow_options"), name, span);
+                let key = if rule.option_table {
+                    "options"
+                } else {
+                    "allow_options"
+                };
+                self.option_allowed(rule, Some(key), name, span);
             }
         } else {
             self.option_allowed(rule, None, name, span);

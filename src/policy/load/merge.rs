@@ -19,6 +19,7 @@ pub(super) fn extend(old: ProgramRule, new: ProgramRule, raw: &RawProgram) -> Pr
     if new.options_message.is_some() {
         old.options_message = new.options_message;
     }
+    old.option_table |= new.option_table;
     for (k, v) in new.option_messages {
         old.option_messages.insert(k, v);
     }

@@ -534,6 +534,7 @@ impl Loader {
             ask_options,
             options_message: raw.options_message.clone(),
             option_messages,
+            option_table: table.is_some(),
             write_options: self.options(file, &lists.write_options),
             terminal_options: self.options(file, &lists.terminal_options),
             delegate_options: self.options(file, &lists.delegate_options),
