@@ -196,11 +196,10 @@ impl Eval<'_> {
                 },
                 &p.operands[..],
             ),
-            None if p.operands.len() >= 2 => {
-                let (last, rest) = p.operands.split_last().expect("two operands");
-                ((*last).clone(), rest)
-            }
-            None => return,
+            None => match p.operands.split_last() {
+                Some((last, rest)) if !rest.is_empty() => ((*last).clone(), rest),
+                _ => return,
+            },
         };
         for src in sources {
             // Any name: bash's `*`, and the names with a leading dot (not `.` or `..`).
